@@ -1,0 +1,63 @@
+"""Login sessions, API bearer tokens and role checks."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+from flask import Flask, abort, g
+from flask_login import LoginManager, current_user
+
+from app.db import get_session
+from app.models import User
+from app.models.enums import ROLE_RANK, Role
+from app.services.audit import set_actor
+
+login_manager = LoginManager()
+login_manager.login_view = "auth.login"
+login_manager.login_message = "请先登录 (please log in)"
+login_manager.login_message_category = "warning"
+
+
+def act_as(user: User) -> None:
+    """Make `user` the actor recorded in the audit trail for this request."""
+    g.actor = (user.id, user.username)
+    set_actor(get_session(), user_id=user.id, name=user.username)
+
+
+@login_manager.user_loader
+def _load_user(user_id: str) -> User | None:
+    user = get_session().get(User, int(user_id)) if user_id.isdigit() else None
+    if user is not None and user.active:
+        act_as(user)
+        return user
+    return None
+
+
+def has_role(user: Any, role: Role) -> bool:
+    """True when the user's role is at least `role`."""
+    return bool(getattr(user, "is_authenticated", False)) and ROLE_RANK[Role(user.role)] >= ROLE_RANK[role]
+
+
+def role_required(role: Role) -> Callable:
+    """Page decorator: log in first, then require at least `role` (403 otherwise)."""
+
+    def decorator(view: Callable) -> Callable:
+        @functools.wraps(view)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            if not current_user.is_authenticated:
+                return login_manager.unauthorized()
+            if not has_role(current_user, role):
+                abort(403)
+            return view(*args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+def init_app(app: Flask) -> None:
+    """Attach Flask-Login and expose `has_role` to templates."""
+    login_manager.init_app(app)
+    app.jinja_env.globals["has_role"] = has_role
+    app.jinja_env.globals["Role"] = Role

@@ -1,0 +1,52 @@
+"""`flask db`: Alembic migrations against the configured database."""
+
+from __future__ import annotations
+
+import click
+from alembic import command
+from alembic.config import Config
+from flask import current_app
+from flask.cli import AppGroup
+
+from app.config import PROJECT_ROOT
+
+db_group = AppGroup("db", help="Database migrations (Alembic).")
+
+
+def alembic_config(url: str) -> Config:
+    """Alembic configuration pointing at migrations/ and the given database."""
+    config = Config(str(PROJECT_ROOT / "migrations" / "alembic.ini"))
+    config.set_main_option("script_location", str(PROJECT_ROOT / "migrations"))
+    config.attributes["database_url"] = url
+    return config
+
+
+def _url() -> str:
+    return current_app.config["GPUVET_SETTINGS"].resolved_database_url()
+
+
+@db_group.command("upgrade")
+@click.argument("revision", default="head")
+def upgrade(revision: str) -> None:
+    """Apply migrations up to REVISION (default: head)."""
+    command.upgrade(alembic_config(_url()), revision)
+
+
+@db_group.command("downgrade")
+@click.argument("revision")
+def downgrade(revision: str) -> None:
+    """Revert migrations down to REVISION."""
+    command.downgrade(alembic_config(_url()), revision)
+
+
+@db_group.command("current")
+def current() -> None:
+    """Show the applied revision."""
+    command.current(alembic_config(_url()), verbose=True)
+
+
+@db_group.command("revision")
+@click.option("-m", "--message", required=True)
+def revision(message: str) -> None:
+    """Autogenerate a new migration from the models."""
+    command.revision(alembic_config(_url()), message=message, autogenerate=True)

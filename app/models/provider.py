@@ -1,0 +1,276 @@
+"""Provider aggregate: the provider and its licences, filings, certifications, datacenters, offers."""
+
+
+from datetime import date, datetime, timezone
+from typing import Any, Optional
+
+import sqlalchemy as sa
+from pydantic import EmailStr, ValidationInfo, field_validator, model_validator
+from sqlmodel import JSON, Column, Field, Relationship, SQLModel
+
+from app.models.enums import (
+    BUSINESS_ITEMS,
+    BandwidthType,
+    CertificationKind,
+    FilingKind,
+    LicenceStatus,
+    OfferKind,
+    ProviderStatus,
+    RdmaType,
+    StorageType,
+)
+from app.models.fields import blank_to_none, resolve_province_name, split_list
+
+
+def utcnow() -> datetime:
+    """Current time in UTC, timezone-aware."""
+    return datetime.now(timezone.utc)
+
+
+def _str_enum(length: int = 20) -> dict[str, Any]:
+    return {"sa_type": sa.String(length)}
+
+
+class _Clean(SQLModel):
+    """Base for input models: empty strings become None before validation."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blanks(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {key: blank_to_none(value) for key, value in data.items()}
+        return data
+
+
+# ---------------------------------------------------------------- provider
+class ProviderBase(_Clean):
+    legal_name: str = Field(min_length=2, max_length=200, index=True)
+    legal_name_en: Optional[str] = Field(default=None, max_length=200)
+    short_name: Optional[str] = Field(default=None, max_length=60)
+    uscc: Optional[str] = Field(default=None, max_length=32, unique=True)
+    registered_province: Optional[str] = Field(default=None, max_length=16, index=True)
+    registered_address: Optional[str] = Field(default=None, max_length=300)
+    website: Optional[str] = Field(default=None, max_length=300)
+    registered_capital_cny: Optional[int] = Field(default=None, ge=0, sa_type=sa.BigInteger)
+    contact_name: Optional[str] = Field(default=None, max_length=60)
+    contact_phone: Optional[str] = Field(default=None, max_length=40)
+    contact_email: Optional[str] = Field(default=None, max_length=200)
+    notes: Optional[str] = Field(default=None, max_length=5000, sa_type=sa.Text)
+    status: ProviderStatus = Field(default=ProviderStatus.candidate, index=True, **_str_enum())
+    discloses_network_topology: Optional[bool] = None
+    discloses_storage_config: Optional[bool] = None
+
+    @field_validator("uscc", mode="before")
+    @classmethod
+    def _uscc(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return "".join(value.split()).upper() or None
+        return value
+
+    @field_validator("registered_province", mode="before")
+    @classmethod
+    def _province(cls, value: Any) -> Any:
+        return resolve_province_name(value)
+
+    @field_validator("website", mode="before")
+    @classmethod
+    def _website(cls, value: Any) -> Any:
+        if isinstance(value, str) and value and "://" not in value:
+            value = "https://" + value
+        if isinstance(value, str) and not value.startswith(("http://", "https://")):
+            raise ValueError("网址须以 http:// 或 https:// 开头 (must be an http(s) URL)")
+        return value
+
+    @field_validator("contact_email")
+    @classmethod
+    def _email(cls, value: Optional[str]) -> Optional[str]:
+        if value is None:
+            return value
+        try:
+            EmailStr._validate(value)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - any parse failure is the same user error
+            raise ValueError("邮箱格式不正确，如 name@example.com (not a valid e-mail address)") from None
+        return value
+
+
+class Provider(ProviderBase, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    version: int = Field(default=1)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+
+    licences: list["Licence"] = Relationship(
+        back_populates="provider",
+        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Licence.id"},
+    )
+    filings: list["Filing"] = Relationship(
+        back_populates="provider",
+        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Filing.id"},
+    )
+    certifications: list["Certification"] = Relationship(
+        back_populates="provider",
+        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Certification.id"},
+    )
+    datacenters: list["Datacenter"] = Relationship(
+        back_populates="provider",
+        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Datacenter.id"},
+    )
+    offers: list["Offer"] = Relationship(
+        back_populates="provider",
+        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Offer.id"},
+    )
+
+
+# ---------------------------------------------------------------- licence
+class LicenceBase(_Clean):
+    number_raw: str = Field(min_length=1, max_length=80)
+    company_name: Optional[str] = Field(default=None, max_length=200)
+    business_items: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    b11_includes_resource_collab: Optional[bool] = None
+    coverage: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    issuer: Optional[str] = Field(default=None, max_length=120)
+    issued_on: Optional[date] = None
+    expires_on: Optional[date] = None
+    status: LicenceStatus = Field(default=LicenceStatus.normal, **_str_enum(8))
+
+    @field_validator("business_items", mode="before")
+    @classmethod
+    def _items(cls, value: Any) -> Any:
+        items = [str(item).strip().upper() for item in split_list(value)]
+        unknown = [item for item in items if item not in BUSINESS_ITEMS]
+        if unknown:
+            raise ValueError(
+                f"未知业务代码 {', '.join(unknown)}；可填 {', '.join(BUSINESS_ITEMS)} (unknown business item)"
+            )
+        return sorted(set(items))
+
+    @field_validator("coverage", mode="before")
+    @classmethod
+    def _coverage(cls, value: Any) -> Any:
+        return split_list(value)
+
+    @field_validator("expires_on")
+    @classmethod
+    def _dates(cls, value: Optional[date], info: ValidationInfo) -> Optional[date]:
+        issued = info.data.get("issued_on")
+        if value and issued and value < issued:
+            raise ValueError("有效期截止日早于发证日期 (must not be before issued_on)")
+        return value
+
+
+class Licence(LicenceBase, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
+    number: Optional[str] = Field(default=None, max_length=80, index=True)
+    number_kind: str = Field(default="unknown", max_length=16)
+    categories: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    provider: Optional[Provider] = Relationship(back_populates="licences")
+
+
+# ---------------------------------------------------------------- filing
+class FilingBase(_Clean):
+    kind: Optional[FilingKind] = Field(default=None, **_str_enum(16))
+    number_raw: str = Field(min_length=1, max_length=80)
+    entity_name: Optional[str] = Field(default=None, max_length=200)
+    entity_nature: Optional[str] = Field(default=None, max_length=20)
+    domain: Optional[str] = Field(default=None, max_length=200)
+
+
+class Filing(FilingBase, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
+    number: Optional[str] = Field(default=None, max_length=80, index=True)
+    provider: Optional[Provider] = Relationship(back_populates="filings")
+
+
+# ---------------------------------------------------------------- certification
+class CertificationBase(_Clean):
+    kind: CertificationKind = Field(**_str_enum(16))
+    name: Optional[str] = Field(default=None, max_length=120, schema_extra={"validate_default": True})
+    level: Optional[int] = Field(default=None, ge=1, le=5, schema_extra={"validate_default": True})
+    number: Optional[str] = Field(default=None, max_length=80)
+    issuer: Optional[str] = Field(default=None, max_length=120)
+    expires_on: Optional[date] = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
+        if info.data.get("kind") == CertificationKind.other and not value:
+            raise ValueError("“其他”类认证须填写名称 (required when kind is other)")
+        return value
+
+    @field_validator("level")
+    @classmethod
+    def _level(cls, value: Optional[int], info: ValidationInfo) -> Optional[int]:
+        if info.data.get("kind") == CertificationKind.dengbao and value is None:
+            raise ValueError("等保认证须填写级别 1-5 (required when kind is dengbao)")
+        return value
+
+
+class Certification(CertificationBase, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
+    provider: Optional[Provider] = Relationship(back_populates="certifications")
+
+
+# ---------------------------------------------------------------- datacenter
+class DatacenterBase(_Clean):
+    name: str = Field(min_length=1, max_length=120)
+    province: str = Field(max_length=16, index=True)
+    city: Optional[str] = Field(default=None, max_length=40)
+
+    @field_validator("province", mode="before")
+    @classmethod
+    def _province(cls, value: Any) -> Any:
+        return resolve_province_name(value)
+
+
+class Datacenter(DatacenterBase, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
+    provider: Optional[Provider] = Relationship(back_populates="datacenters")
+    offers: list["Offer"] = Relationship(back_populates="datacenter")
+
+
+# ---------------------------------------------------------------- offer
+class OfferBase(_Clean):
+    name: Optional[str] = Field(default=None, max_length=120)
+    offer_kind: OfferKind = Field(default=OfferKind.bare_metal, **_str_enum())
+    gpu_model: str = Field(min_length=1, max_length=60, index=True)
+    gpus_per_node: int = Field(ge=1, le=64)
+    gpu_memory_gb: Optional[int] = Field(default=None, ge=1, le=2048)
+    vcpu: Optional[int] = Field(default=None, ge=1, le=4096)
+    ram_gb: Optional[int] = Field(default=None, ge=1, le=65536)
+    intranet_gbps: Optional[float] = Field(default=None, ge=0, le=100000)
+    rdma_type: RdmaType = Field(default=RdmaType.none, **_str_enum(16))
+    rdma_gbps: Optional[float] = Field(default=None, ge=0, le=100000)
+    public_mbps: Optional[float] = Field(default=None, ge=0, le=1000000)
+    bandwidth_type: BandwidthType = Field(default=BandwidthType.unknown, index=True, **_str_enum(16))
+    storage_type: StorageType = Field(default=StorageType.unknown, index=True, **_str_enum(16))
+    storage_capacity_gb: Optional[int] = Field(default=None, ge=0, le=10_000_000)
+    nominal_iops: Optional[int] = Field(default=None, ge=0, le=100_000_000)
+    price_gpu_hour_cny: Optional[float] = Field(default=None, ge=0, le=100000)
+    price_month_cny: Optional[float] = Field(default=None, ge=0, le=100_000_000)
+    notes: Optional[str] = Field(default=None, max_length=2000, sa_type=sa.Text)
+
+    @field_validator("gpu_model", mode="before")
+    @classmethod
+    def _gpu(cls, value: Any) -> Any:
+        return " ".join(value.split()) if isinstance(value, str) else value
+
+    @field_validator("rdma_gbps")
+    @classmethod
+    def _rdma(cls, value: Optional[float], info: ValidationInfo) -> Optional[float]:
+        if info.data.get("rdma_type") == RdmaType.none and value:
+            raise ValueError("未选择 RDMA 类型却填写了 RDMA 带宽 (needs rdma_type roce or infiniband)")
+        return value
+
+
+class Offer(OfferBase, table=True):
+    id: Optional[int] = Field(default=None, primary_key=True)
+    provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
+    datacenter_id: Optional[int] = Field(
+        default=None, foreign_key="datacenter.id", index=True, ondelete="SET NULL"
+    )
+    provider: Optional[Provider] = Relationship(back_populates="offers")
+    datacenter: Optional[Datacenter] = Relationship(back_populates="offers")

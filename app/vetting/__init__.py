@@ -1,0 +1,1 @@
+"""Identifier parsing and reference tables used to vet GPU rental providers."""

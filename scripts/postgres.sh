@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Starts the local PostgreSQL 15 cluster and makes a gpuvet role and test database.
+# Prints the SQLAlchemy URL of the test database on stdout.
+set -euo pipefail
+version=$(ls /usr/lib/postgresql | sort -n | tail -1)
+if ! pg_lsclusters -h | grep -q "^$version main"; then
+  pg_createcluster "$version" main >/dev/null
+fi
+pg_ctlcluster "$version" main start 2>/dev/null || true
+for _ in $(seq 1 30); do
+  pg_isready -q -h 127.0.0.1 && break
+  sleep 1
+done
+pg_isready -q -h 127.0.0.1
+run_sql() { su postgres -c "psql -q -v ON_ERROR_STOP=1 -tAc \"$1\""; }
+[[ $(run_sql "SELECT 1 FROM pg_roles WHERE rolname='gpuvet'") == 1 ]] \
+  || run_sql "CREATE ROLE gpuvet LOGIN PASSWORD 'gpuvet' CREATEDB"
+for db in gpuvet_test gpuvet_migrations; do
+  [[ $(run_sql "SELECT 1 FROM pg_database WHERE datname='$db'") == 1 ]] \
+    || run_sql "CREATE DATABASE $db OWNER gpuvet"
+done
+echo "postgresql+psycopg://gpuvet:gpuvet@127.0.0.1:5432/gpuvet_test"

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs everything, prepares the SQLite database, loads demo data, creates an admin and serves
+# the app on http://127.0.0.1:5000.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install.sh
+
+export FLASK_APP=wsgi
+flask=.venv/bin/flask
+echo "==> database"
+$flask db upgrade
+$flask demo load --if-empty
+
+admin_file=instance/admin-password
+if [[ ! -s $admin_file ]]; then
+  .venv/bin/python -c "import secrets; print(secrets.token_urlsafe(12))" > "$admin_file"
+  chmod 600 "$admin_file"
+  $flask users create admin --role admin --password-stdin < "$admin_file"
+fi
+echo
+echo "  gpuvet: http://127.0.0.1:5000"
+echo "  log in as: admin / $(cat "$admin_file")"
+echo
+exec .venv/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --access-logfile - wsgi:app
