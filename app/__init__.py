@@ -71,7 +71,8 @@ def create_app(settings: Settings | None = None, **overrides: Any) -> Flask:
         response.headers.setdefault("Referrer-Policy", "same-origin")
         if not request.path.startswith("/api/"):
             response.headers.setdefault(
-                "Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'"
+                "Content-Security-Policy",
+                "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'",
             )
         return response
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flask import Flask, abort, g
 from flask_login import LoginManager, current_user
@@ -14,7 +15,7 @@ from app.models.enums import ROLE_RANK, Role
 from app.services.audit import set_actor
 
 login_manager = LoginManager()
-login_manager.login_view = "auth.login"
+login_manager.login_view = "web.login"
 login_manager.login_message = "请先登录 (please log in)"
 login_manager.login_message_category = "warning"
 

@@ -50,7 +50,13 @@ def _http_error(exc: HTTPException) -> Any:
 
 def _csrf_error(exc: CSRFError) -> Any:
     return error_response(
-        400, [{"field": "csrf_token", "message": "表单已过期或缺少 CSRF 令牌，请刷新页面后重试 (CSRF token missing or expired)"}]
+        400,
+        [
+            {
+                "field": "csrf_token",
+                "message": "表单已过期或缺少 CSRF 令牌，请刷新页面后重试 (CSRF token missing or expired)",
+            }
+        ],
     )
 
 

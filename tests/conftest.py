@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel
 
-import app.models  # noqa: F401 - registers every table
+import app.models
 from app import create_app
 from app.config import Settings
 from app.services import users

@@ -1,6 +1,5 @@
 """Audit trail: who changed what, with before and after values."""
 
-
 from datetime import datetime
 from typing import Any, Optional
 

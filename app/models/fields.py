@@ -35,5 +35,7 @@ def resolve_province_name(value: Any) -> Any:
         return value
     province = resolve_province(value)
     if province is None:
-        raise ValueError("未知省份：请填写省级行政区名称、简称或两位代码，如“广东”“粤”或“44” (unknown province)")
+        raise ValueError(
+            "未知省份：请填写省级行政区名称、简称或两位代码，如“广东”“粤”或“44” (unknown province)"
+        )
     return province.name

@@ -1,10 +1,9 @@
 """Input and output models of the provider aggregate (JSON API, forms, import/export)."""
 
-
 from datetime import datetime
 from typing import Any, Optional
 
-from pydantic import ConfigDict, create_model
+from pydantic import BaseModel, ConfigDict, create_model
 from sqlmodel import Field, SQLModel
 
 from app.models.provider import (
@@ -49,17 +48,26 @@ class ProviderCreate(ProviderBase):
     offers: list[OfferIn] = Field(default_factory=list)
 
 
-def _partial_fields() -> dict[str, Any]:
-    fields: dict[str, Any] = {"version": (int, ...)}
-    for name, info in ProviderCreate.model_fields.items():
-        fields[name] = (Optional[info.annotation], None)
-    return fields
+def _partial(model: type[SQLModel], name: str, **extra: Any) -> type[BaseModel]:
+    """A copy of `model` with every field optional and no validators (documents partial updates)."""
+    fields: dict[str, Any] = dict(extra)
+    for field_name, info in model.model_fields.items():
+        if field_name in fields:
+            continue
+        annotation = info.annotation
+        origin_args = getattr(annotation, "__args__", ())
+        if getattr(annotation, "__origin__", None) is list and origin_args and origin_args[0] in _PARTIALS:
+            annotation = list[_PARTIALS[origin_args[0]]]
+        fields[field_name] = (Optional[annotation], None)
+    return create_model(name, __config__=ConfigDict(extra="forbid"), **fields)
 
+
+_PARTIALS: dict[Any, type[BaseModel]] = {}
+for _item in (LicenceIn, FilingIn, CertificationIn, DatacenterIn, OfferIn):
+    _PARTIALS[_item] = _partial(_item, _item.__name__.replace("In", "Patch"))
 
 # Documents PATCH bodies; values are validated by ProviderCreate after merging with the stored record.
-ProviderPatch = create_model(
-    "ProviderPatch", __config__=ConfigDict(extra="forbid"), **_partial_fields()
-)
+ProviderPatch = _partial(ProviderCreate, "ProviderPatch", version=(int, ...))
 
 
 class LicencePublic(LicenceBase):

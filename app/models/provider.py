@@ -1,7 +1,6 @@
 """Provider aggregate: the provider and its licences, filings, certifications, datacenters, offers."""
 
-
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any, Optional
 
 import sqlalchemy as sa
@@ -24,7 +23,7 @@ from app.models.fields import blank_to_none, resolve_province_name, split_list
 
 def utcnow() -> datetime:
     """Current time in UTC, timezone-aware."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _str_enum(length: int = 20) -> dict[str, Any]:

@@ -1,6 +1,5 @@
 """Accounts and API tokens."""
 
-
 from datetime import datetime
 from typing import Optional
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime
+from typing import Any
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ValidationError
@@ -126,9 +127,7 @@ def _eager() -> list[Any]:
 
 def get_provider(session: Session, *, provider_id: int) -> Provider:
     """Load one provider with every nested record, or raise NotFound."""
-    provider = session.exec(
-        select(Provider).where(Provider.id == provider_id).options(*_eager())
-    ).first()
+    provider = session.exec(select(Provider).where(Provider.id == provider_id).options(*_eager())).first()
     if provider is None:
         raise NotFound(f"供应商 {provider_id} 不存在 (provider not found)", field="id")
     return provider
@@ -178,7 +177,9 @@ def parse_query(params: dict[str, Any]) -> ProviderQuery:
     from app.models.enums import BandwidthType, ProviderStatus, StorageType
     from app.models.fields import blank_to_none, resolve_province_name
 
-    cleaned = {key: blank_to_none(value) for key, value in params.items() if key in ProviderQuery.model_fields}
+    cleaned = {
+        key: blank_to_none(value) for key, value in params.items() if key in ProviderQuery.model_fields
+    }
     cleaned = {key: value for key, value in cleaned.items() if value is not None}
     errors = []
     allowed = {
@@ -305,9 +306,7 @@ def _check_version(session: Session, provider: Provider, expected: Any) -> None:
     if expected == provider.version:
         return
     last = session.exec(
-        select(AuditEntry)
-        .where(AuditEntry.provider_id == provider.id)
-        .order_by(col(AuditEntry.id).desc())
+        select(AuditEntry).where(AuditEntry.provider_id == provider.id).order_by(col(AuditEntry.id).desc())
     ).first()
     who = f"{last.actor_name} 于 {last.at:%Y-%m-%d %H:%M}" if last else "他人"
     raise Conflict(
@@ -321,7 +320,7 @@ def _check_version(session: Session, provider: Provider, expected: Any) -> None:
 
 def _touch(provider: Provider) -> None:
     provider.version += 1
-    provider.updated_at = datetime.now(timezone.utc)
+    provider.updated_at = datetime.now(UTC)
 
 
 def _resolve_datacenter(provider: Provider, offer: Offer, data: OfferIn, field: str) -> None:

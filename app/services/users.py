@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from sqlmodel import Session, select
 from werkzeug.security import check_password_hash, generate_password_hash
@@ -26,7 +26,9 @@ def create_user(session: Session, *, username: str, password: str, role: str) ->
     if not 2 <= len(username) <= 60:
         raise InvalidInput("用户名须为 2-60 个字符 (username must be 2-60 characters)", field="username")
     if role not in {r.value for r in Role}:
-        raise InvalidInput("角色须为 admin、analyst 或 viewer (role must be admin, analyst or viewer)", field="role")
+        raise InvalidInput(
+            "角色须为 admin、analyst 或 viewer (role must be admin, analyst or viewer)", field="role"
+        )
     if len(password or "") < MIN_PASSWORD_LENGTH:
         raise InvalidInput(
             f"密码至少 {MIN_PASSWORD_LENGTH} 位 (password needs {MIN_PASSWORD_LENGTH}+ characters)",
@@ -73,6 +75,6 @@ def user_for_token(session: Session, *, token: str) -> User | None:
     user = session.get(User, api_token.user_id)
     if user is None or not user.active:
         return None
-    api_token.last_used_at = datetime.now(timezone.utc)
+    api_token.last_used_at = datetime.now(UTC)
     session.commit()
     return user

@@ -1,0 +1,61 @@
+"""Migrations build exactly the models' schema on SQLite and PostgreSQL, from an empty database."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlmodel import SQLModel
+
+from app.cli.db import alembic_config
+from tests.conftest import postgres_url, require_postgres
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def empty_database(request: pytest.FixtureRequest, tmp_path) -> str:
+    """An empty database of each backend (PostgreSQL: the separate gpuvet_migrations database)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'migrations.sqlite3'}"
+    url = postgres_url()
+    if not url:
+        if require_postgres():
+            pytest.fail("GPUVET_TEST_POSTGRES_URL is not set")
+        pytest.skip("GPUVET_TEST_POSTGRES_URL is not set")
+    url = url.rsplit("/", 1)[0] + "/gpuvet_migrations"
+    engine = sa.create_engine(url)
+    with engine.begin() as connection:
+        connection.execute(sa.text("DROP SCHEMA public CASCADE"))
+        connection.execute(sa.text("CREATE SCHEMA public"))
+    engine.dispose()
+    return url
+
+
+def _differences(url: str) -> list:
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            context = MigrationContext.configure(connection, opts={"compare_type": True})
+            return compare_metadata(context, SQLModel.metadata)
+    finally:
+        engine.dispose()
+
+
+def test_upgrade_from_empty_matches_models(empty_database: str) -> None:
+    command.upgrade(alembic_config(empty_database), "head")
+    assert _differences(empty_database) == []
+
+
+def test_downgrade_to_base_and_back(empty_database: str) -> None:
+    config = alembic_config(empty_database)
+    command.upgrade(config, "head")
+    command.downgrade(config, "base")
+    engine = sa.create_engine(empty_database)
+    try:
+        remaining = set(sa.inspect(engine).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+    assert remaining == set()
+    command.upgrade(config, "head")
+    assert _differences(empty_database) == []
