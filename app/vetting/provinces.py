@@ -71,7 +71,7 @@ _FULL_NAME_SUFFIX: dict[str, str] = {
     "65": "维吾尔自治区",
 }
 
-# Longest first, so "壮族自治区" is removed before "自治区".
+# Longest first, so "壮族自治区" is tried before "自治区"; a suffix must fit the province's full name.
 _NAME_SUFFIXES: tuple[str, ...] = ("维吾尔自治区", "壮族自治区", "回族自治区", "自治区", "省", "市")
 
 _BY_CODE: dict[str, Province] = {p.code: p for p in PROVINCES}
@@ -107,13 +107,14 @@ def by_division_code(division_code: str) -> Province | None:
 
 
 def by_name(name: str) -> Province | None:
-    """Return the province for a short or full name ("四川", "四川省", "广西壮族自治区")."""
+    """Return the province for a short or full name ("四川", "四川省", "广西自治区"); "吉林市" is not one."""
     text = _clean(name)
     if text in _BY_NAME:
         return _BY_NAME[text]
     for suffix in _NAME_SUFFIXES:
-        if text.endswith(suffix) and text[: -len(suffix)] in _BY_NAME:
-            return _BY_NAME[text[: -len(suffix)]]
+        province = _BY_NAME.get(text.removesuffix(suffix)) if text.endswith(suffix) else None
+        if province is not None and province.full_name.endswith(suffix):
+            return province
     return None
 
 

@@ -1,0 +1,1 @@
+"""Provider website and official-lookup scrapers: pure parse functions, no Flask imports."""
