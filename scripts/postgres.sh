@@ -15,7 +15,7 @@ pg_isready -q -h 127.0.0.1
 run_sql() { su postgres -c "psql -q -v ON_ERROR_STOP=1 -tAc \"$1\""; }
 [[ $(run_sql "SELECT 1 FROM pg_roles WHERE rolname='gpuvet'") == 1 ]] \
   || run_sql "CREATE ROLE gpuvet LOGIN PASSWORD 'gpuvet' CREATEDB"
-for db in gpuvet_test gpuvet_migrations; do
+for db in gpuvet_test; do
   [[ $(run_sql "SELECT 1 FROM pg_database WHERE datname='$db'") == 1 ]] \
     || run_sql "CREATE DATABASE $db OWNER gpuvet"
 done

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -42,15 +44,32 @@ def _backend_url(backend: str, tmp_path_factory: pytest.TempPathFactory) -> str:
     return url
 
 
+@contextmanager
+def private_postgres_database(server_url: str) -> Iterator[str]:
+    """A throw-away PostgreSQL database on the test server, so parallel test runs never collide."""
+    name = f"gpuvet_t_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = sa.create_engine(server_url, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'CREATE DATABASE "{name}"'))
+        yield server_url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
 @pytest.fixture(scope="session", params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A database per backend with the models' tables (create_all is for tests only)."""
     url = _backend_url(request.param, tmp_path_factory)
-    engine = sa.create_engine(url)
-    SQLModel.metadata.drop_all(engine)
-    SQLModel.metadata.create_all(engine)
-    engine.dispose()
-    yield url
+    with ExitStack() as stack:
+        if request.param == "postgresql":
+            url = stack.enter_context(private_postgres_database(url))
+        engine = sa.create_engine(url)
+        SQLModel.metadata.create_all(engine)
+        engine.dispose()
+        yield url
 
 
 def _empty_tables(engine: sa.Engine) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from pydantic import BaseModel, ValidationError
-from sqlalchemy.orm import selectinload
+from sqlalchemy.orm import object_session, selectinload
 from sqlmodel import Session, SQLModel, col, func, or_, select
 
 from app.models import AuditEntry, Certification, Datacenter, Filing, Licence, Offer, Provider
@@ -37,6 +37,7 @@ from app.services.errors import (
 from app.vetting.identifiers import identify, normalize_text
 
 PROVIDER_FIELDS = tuple(ProviderBase.model_fields)
+MAX_PAGE = 1_000_000
 
 
 # ---------------------------------------------------------------- nested record kinds
@@ -202,8 +203,8 @@ def parse_query(params: dict[str, Any]) -> ProviderQuery:
         errors.extend(from_validation_error(exc).errors)
         query = None
     if query is not None:
-        if query.page < 1:
-            errors.append(FieldError("page", "页码从 1 开始 (page starts at 1)"))
+        if not 1 <= query.page <= MAX_PAGE:  # the upper bound keeps OFFSET inside a database integer
+            errors.append(FieldError("page", f"页码须为 1-{MAX_PAGE} (page must be 1-{MAX_PAGE})"))
         if not 1 <= query.per_page <= 100:
             errors.append(FieldError("per_page", "每页 1-100 条 (per_page must be 1-100)"))
     if errors:
@@ -369,6 +370,10 @@ def _replace_children(provider: Provider, collection: str, items: list[Any]) -> 
     for record in list(getattr(provider, collection)):
         if record not in kept:
             getattr(provider, collection).remove(record)
+            if (session := object_session(record)) is not None and record.id is not None:
+                session.delete(
+                    record
+                )  # explicit, so the audit trail sees it (orphans are not in session.deleted)
 
 
 def _check_datacenter_names(payload: ProviderCreate) -> None:
@@ -532,5 +537,8 @@ def delete_child(
     _check_version(session, provider, expected_version)
     record = find_child(provider, collection=collection, child_id=child_id)
     getattr(provider, collection).remove(record)
+    session.delete(
+        record
+    )  # explicit, so the audit trail sees it (orphan removal alone is not in session.deleted)
     _touch(provider)
     _commit(session)

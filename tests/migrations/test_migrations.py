@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 import sqlalchemy as sa
 from alembic import command
@@ -10,26 +12,22 @@ from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
 from app.cli.db import alembic_config
-from tests.conftest import postgres_url, require_postgres
+from tests.conftest import postgres_url, private_postgres_database, require_postgres
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def empty_database(request: pytest.FixtureRequest, tmp_path) -> str:
-    """An empty database of each backend (PostgreSQL: the separate gpuvet_migrations database)."""
+def empty_database(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
+    """An empty database of each backend (PostgreSQL: a private throw-away database)."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'migrations.sqlite3'}"
+        yield f"sqlite:///{tmp_path / 'migrations.sqlite3'}"
+        return
     url = postgres_url()
     if not url:
         if require_postgres():
             pytest.fail("GPUVET_TEST_POSTGRES_URL is not set")
         pytest.skip("GPUVET_TEST_POSTGRES_URL is not set")
-    url = url.rsplit("/", 1)[0] + "/gpuvet_migrations"
-    engine = sa.create_engine(url)
-    with engine.begin() as connection:
-        connection.execute(sa.text("DROP SCHEMA public CASCADE"))
-        connection.execute(sa.text("CREATE SCHEMA public"))
-    engine.dispose()
-    return url
+    with private_postgres_database(url) as private_url:
+        yield private_url
 
 
 def _differences(url: str) -> list:

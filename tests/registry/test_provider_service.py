@@ -217,3 +217,15 @@ def test_pagination(audited):
         svc.create_provider(audited, data=_data(legal_name=f"公司{index:02d}", uscc=None))
     page = svc.list_providers(audited, query=svc.parse_query({"per_page": "2", "page": "3"}))
     assert (page.total, page.pages, [p.legal_name for p in page.items]) == (5, 3, ["公司04"])
+
+
+def test_patch_that_drops_an_item_audits_its_deletion(audited):
+    provider = svc.create_provider(audited, data=_data())
+    offer_id = provider.offers[0].id
+    patched = svc.update_provider(audited, provider_id=provider.id, patch={"version": 1, "offers": []})
+    assert patched.offers == []
+    deletions = audited.exec(
+        select(AuditEntry).where(AuditEntry.action == "delete", AuditEntry.entity == "offer")
+    ).all()
+    assert [entry.entity_id for entry in deletions] == [offer_id]
+    assert deletions[0].changes["gpu_model"] == ["H800", None]
