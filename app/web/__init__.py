@@ -1,0 +1,66 @@
+"""Server-rendered pages (Chinese first, English second)."""
+
+import importlib
+import importlib.util
+from datetime import datetime
+from typing import Any
+
+from flask import Blueprint, current_app
+from flask_babel import get_locale
+
+from app.web import labels
+
+bp = Blueprint("web", __name__)
+
+
+@bp.app_context_processor
+def _template_globals() -> dict[str, Any]:
+    """Names every page template may use."""
+    return {
+        "url_map_endpoints": current_app.view_functions.keys(),
+        "current_locale": str(get_locale() or "zh"),
+    }
+
+
+@bp.record_once
+def _jinja_globals(state: Any) -> None:
+    # Globals (unlike context processors) are also visible inside imported macros.
+    state.app.jinja_env.globals["labels"] = labels
+
+
+@bp.app_template_filter("label")
+def _label(value: Any, group: str) -> Any:
+    return labels.label(value, group)
+
+
+@bp.app_template_filter("field_label")
+def _field_label(name: str) -> Any:
+    return labels.field_label(name)
+
+
+@bp.app_template_filter("value_label")
+def _value_label(value: Any, field: str) -> Any:
+    return labels.value_label(field, value)
+
+
+@bp.app_template_filter("num")
+def _num(value: Any) -> Any:
+    return labels.number(value)
+
+
+@bp.app_template_filter("when")
+def _when(value: datetime | None) -> str:
+    """Timestamps as local 'YYYY-MM-DD HH:MM' (naive values are shown as stored)."""
+    if value is None:
+        return ""
+    if value.tzinfo is not None:
+        value = value.astimezone()
+    return value.strftime("%Y-%m-%d %H:%M")
+
+
+# Route modules register themselves on `bp`; import/export lives in its own module when present.
+from app.web import account, providers, records  # noqa: E402,F401
+
+if importlib.util.find_spec("app.web.transfer") is not None:
+    importlib.import_module("app.web.transfer")
+from app.web import transfer  # noqa: E402,F401

@@ -1,0 +1,282 @@
+"""Human-readable (translatable) labels for enum values, field names and audit vocabulary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask_babel import lazy_gettext as _l
+from flask_babel import lazy_pgettext
+from sqlmodel import SQLModel
+
+PROVIDER_STATUS = {
+    "candidate": _l("候选"),
+    "approved": _l("已批准"),
+    "rejected": _l("已拒绝"),
+    "suspended": _l("已暂停"),
+}
+
+# Bootstrap colour of each provider status badge.
+PROVIDER_STATUS_COLOUR = {
+    "candidate": "secondary",
+    "approved": "success",
+    "rejected": "danger",
+    "suspended": "warning",
+}
+
+LICENCE_STATUS = {
+    "正常": _l("正常"),
+    "撤销": _l("撤销"),
+    "无效": _l("无效"),
+    "吊销": _l("吊销"),
+    "注销": _l("注销"),
+    "过期": _l("过期"),
+}
+
+FILING_KIND = {
+    "icp_filing": _l("ICP 备案"),
+    "icp_licence": _l("ICP 证"),
+    "psb_filing": _l("公网安备"),
+}
+
+# Kinds that identify() can detect, shown next to a licence number.
+IDENTIFIER_KIND = {
+    "licence": _l("经营许可证"),
+    "icp_filing": _l("ICP 备案"),
+    "icp_licence": _l("ICP 证"),
+    "psb_filing": _l("公网安备"),
+    "uscc": _l("统一社会信用代码"),
+    "unknown": _l("无法识别"),
+}
+
+CERTIFICATION_KIND = {
+    "iso9001": _l("ISO 9001 质量管理"),
+    "iso27001": _l("ISO 27001 信息安全"),
+    "dengbao": _l("等保（网络安全等级保护）"),
+    "other": _l("其他"),
+}
+
+OFFER_KIND = {
+    "bare_metal": _l("裸金属 / 独享服务器"),
+    "cloud_instance": _l("弹性云 GPU 实例"),
+    "colocation": _l("机柜托管"),
+}
+
+RDMA_TYPE = {
+    "none": _l("无"),
+    "roce": _l("RoCE"),
+    "infiniband": _l("InfiniBand"),
+}
+
+BANDWIDTH_TYPE = {
+    "dedicated": _l("独享"),
+    "shared": _l("共享"),
+    "unknown": _l("未知"),
+}
+
+STORAGE_TYPE = {
+    "local_nvme": _l("本地 NVMe"),
+    "local_sata_ssd": _l("本地 SATA SSD"),
+    "cloud_disk": _l("云盘"),
+    "nfs": _l("NFS"),
+    "parallel_fs": _l("并行文件系统"),
+    "unknown": _l("未知"),
+}
+
+ROLE = {
+    "viewer": _l("只读"),
+    "analyst": _l("分析员"),
+    "admin": _l("管理员"),
+}
+
+BUSINESS_ITEM = {
+    "B11": _l("B11 互联网数据中心业务"),
+    "B12": _l("B12 内容分发网络业务"),
+    "B13": _l("B13 国内互联网虚拟专用网业务"),
+    "B14": _l("B14 互联网接入服务业务"),
+    "B21": _l("B21 在线数据处理与交易处理业务"),
+    "B22": _l("B22 国内多方通信服务业务"),
+    "B23": _l("B23 存储转发类业务"),
+    "B24": _l("B24 呼叫中心业务"),
+    "B25": _l("B25 信息服务业务"),
+    "B26": _l("B26 编码和规程转换业务"),
+}
+
+TRISTATE = {
+    "": _l("未知"),
+    "true": _l("是"),
+    "false": _l("否"),
+}
+
+# Context "audit": past-tense verbs in English, unlike the "删除" (delete) button.
+AUDIT_ACTION = {
+    "create": lazy_pgettext("audit", "新建"),
+    "update": lazy_pgettext("audit", "修改"),
+    "delete": lazy_pgettext("audit", "删除"),
+}
+
+ENTITY = {
+    "provider": _l("供应商"),
+    "licence": _l("许可证"),
+    "filing": _l("备案"),
+    "certification": _l("认证"),
+    "datacenter": _l("机房"),
+    "offer": _l("套餐"),
+    "user": _l("用户"),
+}
+
+# Collections of a provider, as used in URLs and service calls.
+COLLECTION = {
+    "licences": _l("许可证"),
+    "filings": _l("备案"),
+    "certifications": _l("认证"),
+    "datacenters": _l("机房"),
+    "offers": _l("套餐"),
+}
+
+FIELD = {
+    # provider
+    "legal_name": _l("企业名称"),
+    "legal_name_en": _l("英文名称"),
+    "short_name": _l("简称"),
+    "uscc": _l("统一社会信用代码"),
+    "registered_province": _l("注册省份"),
+    "registered_address": _l("注册地址"),
+    "website": _l("网址"),
+    "registered_capital_cny": _l("注册资本（元）"),
+    "contact_name": _l("联系人"),
+    "contact_phone": _l("联系电话"),
+    "contact_email": _l("联系邮箱"),
+    "notes": _l("备注"),
+    "status": _l("状态"),
+    "discloses_network_topology": _l("公开网络拓扑"),
+    "discloses_storage_config": _l("公开存储配置"),
+    "version": _l("版本"),
+    # licence
+    "number_raw": _l("编号（原文）"),
+    "number": _l("编号"),
+    "number_kind": _l("编号类型"),
+    "categories": _l("业务类别"),
+    "company_name": _l("持证企业"),
+    "business_items": _l("业务种类"),
+    "b11_includes_resource_collab": _l("B11 含互联网资源协作服务"),
+    "coverage": _l("覆盖范围"),
+    "issuer": _l("发证机关"),
+    "issued_on": _l("发证日期"),
+    "expires_on": _l("有效期至"),
+    # filing
+    "kind": _l("类型"),
+    "entity_name": _l("主办单位"),
+    "entity_nature": _l("单位性质"),
+    "domain": _l("域名"),
+    # certification
+    "name": _l("名称"),
+    "level": _l("级别"),
+    # datacenter
+    "province": _l("省份"),
+    "city": _l("城市"),
+    # offer
+    "offer_kind": _l("租用方式"),
+    "datacenter_id": _l("机房"),
+    "gpu_model": _l("GPU 型号"),
+    "gpus_per_node": _l("每节点 GPU 数"),
+    "gpu_memory_gb": _l("显存（GB）"),
+    "vcpu": _l("vCPU"),
+    "ram_gb": _l("内存（GB）"),
+    "intranet_gbps": _l("内网带宽（Gbps，标称）"),
+    "rdma_type": _l("RDMA 类型"),
+    "rdma_gbps": _l("RDMA 带宽（Gbps）"),
+    "public_mbps": _l("公网带宽（Mbps）"),
+    "bandwidth_type": _l("带宽类型"),
+    "storage_type": _l("存储类型"),
+    "storage_capacity_gb": _l("存储容量（GB）"),
+    "nominal_iops": _l("标称 IOPS"),
+    "price_gpu_hour_cny": _l("单价（元/卡·时）"),
+    "price_month_cny": _l("月价（元/月）"),
+    # bookkeeping that may show up in the audit trail
+    "id": _l("编号 ID"),
+    "provider_id": _l("供应商 ID"),
+    "username": _l("用户名"),
+    "role": _l("角色"),
+    "active": _l("启用"),
+}
+
+# Which label dict translates the values of a field (for the audit trail and details).
+VALUE_LABELS: dict[str, dict[str, Any]] = {
+    "status": {**PROVIDER_STATUS, **LICENCE_STATUS},
+    "kind": {**FILING_KIND, **CERTIFICATION_KIND},
+    "offer_kind": OFFER_KIND,
+    "rdma_type": RDMA_TYPE,
+    "bandwidth_type": BANDWIDTH_TYPE,
+    "storage_type": STORAGE_TYPE,
+    "number_kind": IDENTIFIER_KIND,
+    "role": ROLE,
+}
+
+GROUPS: dict[str, dict[str, Any]] = {
+    "provider_status": PROVIDER_STATUS,
+    "licence_status": LICENCE_STATUS,
+    "filing_kind": FILING_KIND,
+    "identifier_kind": IDENTIFIER_KIND,
+    "certification_kind": CERTIFICATION_KIND,
+    "offer_kind": OFFER_KIND,
+    "rdma_type": RDMA_TYPE,
+    "bandwidth_type": BANDWIDTH_TYPE,
+    "storage_type": STORAGE_TYPE,
+    "role": ROLE,
+    "business_item": BUSINESS_ITEM,
+    "action": AUDIT_ACTION,
+    "entity": ENTITY,
+    "collection": COLLECTION,
+    "field": FIELD,
+}
+
+
+def label(value: Any, group: str) -> Any:
+    """Label of `value` in a label group; unknown values are shown as they are."""
+    if value is None:
+        return ""
+    key = getattr(value, "value", value)
+    return GROUPS[group].get(key, key)
+
+
+def field_label(name: str) -> Any:
+    """Label of a field name (the last part of a path such as licences[0].number_raw)."""
+    return FIELD.get(name.rsplit(".", 1)[-1], name)
+
+
+def value_label(field: str, value: Any) -> Any:
+    """Label of a stored value of `field` when it is an enum value, else the value itself."""
+    labels = VALUE_LABELS.get(field)
+    if labels is not None and isinstance(value, str):
+        return labels.get(value, value)
+    if isinstance(value, bool):
+        return TRISTATE["true" if value else "false"]
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value) if value else "—"
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, (int, float)):
+        return number(value, grouping=False)
+    return value
+
+
+def number(value: Any, *, grouping: bool = True) -> Any:
+    """Numbers without a useless '.0' and, by default, with thousands separators; None stays None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    if isinstance(value, float) and not value.is_integer():
+        text = f"{value:,.3f}" if grouping else f"{value:.3f}"
+        return text.rstrip("0").rstrip(".")
+    return f"{int(value):,}" if grouping else str(int(value))
+
+
+# Columns the audit trail records that say nothing to a reader.
+_HIDDEN_CHANGES = {"id", "provider_id"}
+
+
+def ordered_changes(changes: dict[str, Any], entity: str = "") -> list[tuple[str, Any, Any]]:
+    """Audit changes as (field, before, after) in the table's column order, bookkeeping left out."""
+    table = SQLModel.metadata.tables.get(entity)
+    order = {name: index for index, name in enumerate(table.columns.keys())} if table is not None else {}
+    rows = [(name, *pair) for name, pair in changes.items() if name not in _HIDDEN_CHANGES and len(pair) == 2]
+    return sorted(rows, key=lambda row: (order.get(row[0], len(order)), row[0]))

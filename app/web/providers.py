@@ -1,0 +1,203 @@
+"""Provider pages: list with search and filters, detail, create, edit, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
+from app.auth import role_required
+from app.db import get_session
+from app.models import Provider
+from app.models.enums import Role
+from app.services import providers as service
+from app.services.errors import Conflict, FieldError, InvalidInput
+from app.vetting.identifiers import identify
+from app.vetting.provinces import PROVINCES
+from app.web import bp
+from app.web.forms import (
+    PROVIDER_FORM,
+    bind,
+    cleaned,
+    display_values,
+    parse_form,
+    record_values,
+    split_errors,
+)
+
+# Query-string keys the list page understands (kept in pagination links).
+LIST_KEYS = ("q", "province", "gpu_model", "bandwidth_type", "storage_type", "status", "sort", "per_page")
+SORT_LABELS = {
+    "name": _l("名称 A→Z"),
+    "-name": _l("名称 Z→A"),
+    "-updated": _l("最近修改"),
+    "updated": _l("最早修改"),
+    "province": _l("省份"),
+    "status": _l("状态"),
+}
+
+
+def _list_query() -> tuple[service.ProviderQuery, list[FieldError]]:
+    """The list query from the URL; invalid parameters are dropped and reported."""
+    params = {key: value for key, value in request.args.items() if key in (*LIST_KEYS, "page")}
+    params.setdefault("per_page", current_app.config.get("PAGE_SIZE", 20))
+    try:
+        return service.parse_query(params), []
+    except InvalidInput as exc:
+        bad = {error.field for error in exc.errors}
+        kept = {key: value for key, value in params.items() if key not in bad}
+        try:
+            return service.parse_query(kept), exc.errors
+        except InvalidInput:
+            return service.parse_query({}), exc.errors
+
+
+def _summary(provider: Provider) -> dict[str, Any]:
+    """Row data from the eagerly loaded collections only (no per-row queries)."""
+    gpu_models = sorted({offer.gpu_model for offer in provider.offers})
+    return {
+        "provider": provider,
+        "licences": [
+            (licence.number or licence.number_raw, licence.categories) for licence in provider.licences
+        ],
+        "gpu_models": gpu_models,
+        "datacenters": len(provider.datacenters),
+        "offers": len(provider.offers),
+    }
+
+
+@bp.get("/")
+@bp.get("/providers")
+@role_required(Role.viewer)
+def providers() -> Any:
+    """Provider list: search box, filters, sort and pagination."""
+    query, errors = _list_query()
+    page = service.list_providers(get_session(), query=query)
+    filters = {key: request.args.get(key, "") for key in LIST_KEYS}
+    field_errors: dict[str, list[str]] = {}
+    for error in errors:
+        field_errors.setdefault(error.field, []).append(error.message)
+    bad = set(field_errors)
+    kept = {
+        key: value for key, value in request.args.items() if key in LIST_KEYS and value and key not in bad
+    }
+    html = render_template(
+        "providers/list.html",
+        page=page,
+        rows=[_summary(provider) for provider in page.items],
+        filters=filters,
+        field_errors=field_errors,
+        kept=kept,
+        provinces=PROVINCES,
+        sorts=SORT_LABELS,
+        active_filters=any(filters[key] for key in LIST_KEYS if key not in ("sort", "per_page")),
+    )
+    return html, (422 if errors else 200)
+
+
+@bp.get("/providers/<int:provider_id>")
+@role_required(Role.viewer)
+def provider_detail(provider_id: int) -> Any:
+    """Everything recorded about one provider, with identifier checks and the change history."""
+    session = get_session()
+    provider = service.get_provider(session, provider_id=provider_id)
+    datacenter_names = {dc.id: dc.name for dc in provider.datacenters}
+    checks = {
+        "licences": {licence.id: identify(licence.number_raw) for licence in provider.licences},
+        "filings": {filing.id: identify(filing.number_raw) for filing in provider.filings},
+        "uscc": identify(provider.uscc) if provider.uscc else None,
+    }
+    return render_template(
+        "providers/detail.html",
+        provider=provider,
+        datacenter_names=datacenter_names,
+        checks=checks,
+        history=service.history(session, provider_id=provider_id),
+    )
+
+
+def _render_provider_form(
+    provider: Provider | None, values: dict[str, Any], errors: list[FieldError], version: Any = None
+) -> str:
+    by_field, general = split_errors(PROVIDER_FORM, errors)
+    if provider is None:
+        title, action, cancel = _("新建供应商"), url_for("web.provider_new"), url_for("web.providers")
+    else:
+        title = _("编辑供应商")
+        action = url_for("web.provider_edit", provider_id=provider.id)
+        cancel = url_for("web.provider_detail", provider_id=provider.id)
+    return render_template(
+        "providers/form.html",
+        provider=provider,
+        title=title,
+        fields=bind(PROVIDER_FORM, values, by_field, provider),
+        general_errors=general,
+        conflict=any(error.field == "version" for error in errors),
+        action=action,
+        cancel=cancel,
+        version=version,
+    )
+
+
+@bp.route("/providers/new", methods=["GET", "POST"])
+@role_required(Role.analyst)
+def provider_new() -> Any:
+    """Create a provider (its licences, offers ... are added on the detail page)."""
+    if request.method == "GET":
+        return _render_provider_form(None, display_values(PROVIDER_FORM, PROVIDER_FORM.defaults()), [])
+    data = parse_form(PROVIDER_FORM, request.form)
+    try:
+        provider = service.create_provider(get_session(), data=cleaned(data))
+    except (InvalidInput, Conflict) as exc:
+        return _render_provider_form(None, display_values(PROVIDER_FORM, data), exc.errors), exc.status
+    flash(_("已创建供应商“%(name)s”", name=provider.legal_name), "success")
+    return redirect(url_for("web.provider_detail", provider_id=provider.id))
+
+
+@bp.route("/providers/<int:provider_id>/edit", methods=["GET", "POST"])
+@role_required(Role.analyst)
+def provider_edit(provider_id: int) -> Any:
+    """Change a provider's own fields; the hidden version refuses a stale save."""
+    session = get_session()
+    provider = service.get_provider(session, provider_id=provider_id)
+    if request.method == "GET":
+        return _render_provider_form(provider, record_values(PROVIDER_FORM, provider), [], provider.version)
+    data = parse_form(PROVIDER_FORM, request.form)
+    version = request.form.get("version", "")
+    try:
+        service.update_provider(session, provider_id=provider_id, patch={**cleaned(data), "version": version})
+    except (InvalidInput, Conflict) as exc:
+        provider = service.get_provider(session, provider_id=provider_id)
+        html = _render_provider_form(provider, display_values(PROVIDER_FORM, data), exc.errors, version)
+        return html, exc.status
+    flash(_("已保存"), "success")
+    return redirect(url_for("web.provider_detail", provider_id=provider_id))
+
+
+@bp.route("/providers/<int:provider_id>/delete", methods=["GET", "POST"])
+@role_required(Role.admin)
+def provider_delete(provider_id: int) -> Any:
+    """Confirm, then delete a provider with all its records (admins only)."""
+    session = get_session()
+    provider = service.get_provider(session, provider_id=provider_id)
+    if request.method == "GET":
+        return render_template(
+            "providers/delete.html", provider=provider, version=provider.version, errors=[]
+        )
+    version = request.form.get("version", "")
+    name = provider.legal_name
+    try:
+        service.delete_provider(session, provider_id=provider_id, expected_version=version)
+    except (InvalidInput, Conflict) as exc:
+        provider = service.get_provider(session, provider_id=provider_id)
+        html = render_template(
+            "providers/delete.html",
+            provider=provider,
+            version=version,
+            errors=[error.message for error in exc.errors],
+        )
+        return html, exc.status
+    flash(_("已删除供应商“%(name)s”", name=name), "success")
+    return redirect(url_for("web.providers"))
