@@ -78,3 +78,54 @@ def user_for_token(session: Session, *, token: str) -> User | None:
     api_token.last_used_at = datetime.now(UTC)
     session.commit()
     return user
+
+
+def list_users(session: Session) -> list[User]:
+    """Every account, by name."""
+    return list(session.exec(select(User).order_by(User.username)).all())
+
+
+def _active_admins(session: Session) -> int:
+    return len(session.exec(select(User).where(User.role == Role.admin, User.active)).all())
+
+
+def update_user(
+    session: Session, *, user_id: int, role: str | None = None, active: bool | None = None, acting_id: int
+) -> User:
+    """Change an account's role or active flag; the last active admin and one's own account are protected."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"用户 {user_id} 不存在 (no such user)", field="id")
+    if role is not None and role not in {r.value for r in Role}:
+        raise InvalidInput(
+            "角色须为 admin、analyst 或 viewer (role must be admin, analyst or viewer)", field="role"
+        )
+    demotes = role is not None and role != Role.admin and user.role == Role.admin
+    deactivates = active is False and user.active
+    if (demotes or deactivates) and user.id == acting_id:
+        raise InvalidInput(
+            "不能降低自己的角色或停用自己 (you cannot demote or deactivate yourself)", field="role"
+        )
+    if (demotes or deactivates) and user.role == Role.admin and _active_admins(session) <= 1:
+        raise Conflict("至少要保留一名启用的管理员 (at least one active admin must remain)", field="role")
+    if role is not None:
+        user.role = Role(role)
+    if active is not None:
+        user.active = active
+    session.commit()
+    return user
+
+
+def set_password(session: Session, *, user_id: int, password: str) -> User:
+    """Replace an account's password."""
+    user = session.get(User, user_id)
+    if user is None:
+        raise NotFound(f"用户 {user_id} 不存在 (no such user)", field="id")
+    if len(password or "") < MIN_PASSWORD_LENGTH:
+        raise InvalidInput(
+            f"密码至少 {MIN_PASSWORD_LENGTH} 位 (password needs {MIN_PASSWORD_LENGTH}+ characters)",
+            field="password",
+        )
+    user.password_hash = generate_password_hash(password)
+    session.commit()
+    return user

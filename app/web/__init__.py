@@ -59,7 +59,7 @@ def _when(value: datetime | None) -> str:
 
 
 # Route modules register themselves on `bp`; import/export lives in its own module when present.
-from app.web import account, providers, records  # noqa: E402,F401
+from app.web import account, providers, records, users  # noqa: E402,F401
 
 if importlib.util.find_spec("app.web.transfer") is not None:
     importlib.import_module("app.web.transfer")

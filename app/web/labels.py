@@ -198,6 +198,7 @@ FIELD = {
     "username": _l("用户名"),
     "role": _l("角色"),
     "active": _l("启用"),
+    "password": _l("密码"),
 }
 
 # Which label dict translates the values of a field (for the audit trail and details).
