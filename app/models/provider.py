@@ -50,7 +50,7 @@ class ProviderBase(_Clean):
     registered_province: Optional[str] = Field(default=None, max_length=16, index=True)
     registered_address: Optional[str] = Field(default=None, max_length=300)
     website: Optional[str] = Field(default=None, max_length=300)
-    registered_capital_cny: Optional[int] = Field(default=None, ge=0, sa_type=sa.BigInteger)
+    registered_capital_cny: Optional[int] = Field(default=None, ge=0, le=10**15, sa_type=sa.BigInteger)
     contact_name: Optional[str] = Field(default=None, max_length=60)
     contact_phone: Optional[str] = Field(default=None, max_length=40)
     contact_email: Optional[str] = Field(default=None, max_length=200)
@@ -228,7 +228,10 @@ class Datacenter(DatacenterBase, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
     provider: Optional[Provider] = Relationship(back_populates="datacenters")
-    offers: list["Offer"] = Relationship(back_populates="datacenter")
+    # No save-update cascade here: offers are saved through Provider.offers, so they keep their input order.
+    offers: list["Offer"] = Relationship(
+        back_populates="datacenter", sa_relationship_kwargs={"cascade": "merge"}
+    )
 
 
 # ---------------------------------------------------------------- offer

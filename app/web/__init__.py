@@ -1,7 +1,5 @@
 """Server-rendered pages (Chinese first, English second)."""
 
-import importlib
-import importlib.util
 from datetime import datetime
 from typing import Any
 
@@ -58,9 +56,5 @@ def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M")
 
 
-# Route modules register themselves on `bp`; import/export lives in its own module when present.
-from app.web import account, providers, records, users  # noqa: E402,F401
-
-if importlib.util.find_spec("app.web.transfer") is not None:
-    importlib.import_module("app.web.transfer")
-from app.web import transfer  # noqa: E402,F401
+# Route modules register themselves on `bp`.
+from app.web import account, providers, records, transfer, users  # noqa: E402,F401
