@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, jsonify, render_template, request
+from flask import Flask, jsonify, make_response, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
@@ -45,7 +45,12 @@ def _service_error(exc: ServiceError) -> Any:
 def _http_error(exc: HTTPException) -> Any:
     status = exc.code or 500
     message = MESSAGES.get(status, exc.description or exc.name)
-    return error_response(status, [{"field": "", "message": message}])
+    response = make_response(error_response(status, [{"field": "", "message": message}]))
+    # Keep the exception's own headers (Allow on 405, WWW-Authenticate on 401), not its Content-Type.
+    for name, value in exc.get_headers():
+        if name.lower() != "content-type":
+            response.headers[name] = value
+    return response
 
 
 def _csrf_error(exc: CSRFError) -> Any:

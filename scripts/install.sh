@@ -31,4 +31,4 @@ echo "==> pip install"
 ((with_tests)) && .venv/bin/python -m pip install -q -r requirements-dev.txt
 
 echo "==> compiling translations"
-.venv/bin/pybabel compile -q -d app/translations
+.venv/bin/pybabel compile -d app/translations >/dev/null

@@ -7,12 +7,21 @@ import unicodedata
 from typing import Any
 
 _LIST_SPLIT = re.compile(r"[,，、;；\s]+")
+_NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+# NUL and other C0 controls (except tab and newlines) can't be stored by PostgreSQL or mean nothing here.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def blank_to_none(value: Any) -> Any:
-    """Turn empty or whitespace-only strings into None so optional fields stay unset."""
+    """Trim text, drop control characters, turn blanks into None and full-width digits into ASCII.
+
+    Other text keeps its characters as typed (e.g. the full-width brackets of Chinese company names).
+    """
     if isinstance(value, str):
-        value = unicodedata.normalize("NFKC", value).strip()
+        value = _CONTROL.sub("", value).strip()
+        folded = unicodedata.normalize("NFKC", value)
+        if _NUMBER.fullmatch(folded):
+            return folded
         return value or None
     return value
 
@@ -22,7 +31,11 @@ def split_list(value: Any) -> Any:
     if value is None:
         return []
     if isinstance(value, str):
-        return [part for part in _LIST_SPLIT.split(unicodedata.normalize("NFKC", value)) if part]
+        text = _CONTROL.sub("", unicodedata.normalize("NFKC", value))
+        return [part for part in _LIST_SPLIT.split(text) if part]
+    if not isinstance(value, (list, tuple)):
+        # ValueError (not TypeError) so pydantic reports it against the field instead of crashing.
+        raise ValueError("须为列表或以逗号分隔的文本 (must be a list or comma-separated text)")
     return value
 
 

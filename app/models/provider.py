@@ -1,5 +1,6 @@
 """Provider aggregate: the provider and its licences, filings, certifications, datacenters, offers."""
 
+import unicodedata
 from datetime import UTC, date, datetime
 from typing import Any, Optional
 
@@ -63,7 +64,7 @@ class ProviderBase(_Clean):
     @classmethod
     def _uscc(cls, value: Any) -> Any:
         if isinstance(value, str):
-            return "".join(value.split()).upper() or None
+            return "".join(unicodedata.normalize("NFKC", value).split()).upper() or None
         return value
 
     @field_validator("registered_province", mode="before")
@@ -258,7 +259,7 @@ class OfferBase(_Clean):
     @field_validator("gpu_model", mode="before")
     @classmethod
     def _gpu(cls, value: Any) -> Any:
-        return " ".join(value.split()) if isinstance(value, str) else value
+        return " ".join(unicodedata.normalize("NFKC", value).split()) if isinstance(value, str) else value
 
     @field_validator("rdma_gbps")
     @classmethod

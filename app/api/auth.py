@@ -1,0 +1,64 @@
+"""Bearer-token authentication and role checks for the API (session cookies are ignored on purpose)."""
+
+from __future__ import annotations
+
+from flask import g, request
+
+from app.api.errors import ApiError
+from app.auth import act_as, has_role
+from app.db import get_session
+from app.models import User
+from app.models.enums import Role
+from app.services.errors import FieldError
+from app.services.users import user_for_token
+
+
+def _unauthorized(message: str, *, invalid: bool) -> ApiError:
+    challenge = 'Bearer realm="gpuvet"'
+    if invalid:
+        challenge += ', error="invalid_token"'
+    return ApiError(401, [FieldError("Authorization", message)], {"WWW-Authenticate": challenge})
+
+
+def bearer_user() -> User:
+    """The active user named by the Authorization: Bearer header, or a 401."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.strip().partition(" ")
+    token = token.strip()
+    if not header:
+        raise _unauthorized(
+            "需要 API 令牌：请发送 Authorization: Bearer <令牌> (send Authorization: Bearer <token>)",
+            invalid=False,
+        )
+    if scheme.lower() != "bearer" or not token:
+        raise _unauthorized(
+            "Authorization 头格式应为 Bearer <令牌> (expected the Bearer scheme with a token)", invalid=True
+        )
+    user = user_for_token(get_session(), token=token)
+    if user is None:
+        raise _unauthorized(
+            "API 令牌无效或账户已停用，请用 `flask users token` 重新生成 "
+            "(token unknown, revoked or user inactive)",
+            invalid=True,
+        )
+    return user
+
+
+def authenticate(role: Role | None) -> None:
+    """Require a bearer token whose user has at least `role`; `None` means no authentication."""
+    if role is None:
+        return
+    user = bearer_user()
+    act_as(user)
+    g.api_user = user
+    if not has_role(user, role):
+        raise ApiError(
+            403,
+            [
+                FieldError(
+                    "",
+                    f"此操作需要 {role.value} 或更高角色，你的角色是 {Role(user.role).value} "
+                    f"(this needs role {role.value} or higher; yours is {Role(user.role).value})",
+                )
+            ],
+        )

@@ -1,0 +1,98 @@
+"""Reading API input: a JSON object body, versions from the body, ?version= or If-Match."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import request
+
+from app.api.errors import ApiError
+from app.services.errors import FieldError, field_path
+
+# A provider with every nested record is a few kilobytes; anything near this is a mistake or abuse.
+MAX_BODY_BYTES = 1024 * 1024
+
+
+def _bad_request(message: str) -> ApiError:
+    return ApiError(400, [FieldError("", message)])
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _nul_fields(value: Any, loc: tuple[int | str, ...] = ()) -> list[str]:
+    """Paths of strings (keys or values) containing NUL, which PostgreSQL cannot store."""
+    if isinstance(value, str):
+        return [field_path(loc)] if "\x00" in value else []
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in key:
+                found.append(field_path((*loc, key)))
+            found.extend(_nul_fields(item, (*loc, key)))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found.extend(_nul_fields(item, (*loc, index)))
+    return found
+
+
+def json_object() -> dict[str, Any]:
+    """The request body as a JSON object, or a 400/413/422 that says what is wrong."""
+    mimetype = request.mimetype
+    if mimetype != "application/json" and not mimetype.endswith("+json"):
+        raise _bad_request(
+            f"Content-Type 须为 application/json，收到的是 {mimetype or '(无)'} "
+            "(send the body as JSON with Content-Type: application/json)"
+        )
+    request.max_content_length = MAX_BODY_BYTES
+    raw = request.get_data(cache=True)
+    if not raw.strip():
+        raise _bad_request("请求体为空，须为 JSON 对象 (the body is empty; send a JSON object)")
+    try:
+        data = json.loads(raw, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise _bad_request(
+            f"JSON 格式错误：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg} "
+            f"(malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg})"
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        # Bad UTF-8, NaN/Infinity, numbers with too many digits, absurd nesting.
+        raise _bad_request(f"JSON 无法解析 (malformed JSON: {exc})") from None
+    if not isinstance(data, dict):
+        raise _bad_request(
+            f"请求体须为 JSON 对象，收到的是 {type(data).__name__} (the body must be a JSON object)"
+        )
+    nul = _nul_fields(data)
+    if nul:
+        raise ApiError(
+            422, [FieldError(name, "不能包含空字符 NUL (must not contain NUL characters)") for name in nul]
+        )
+    return data
+
+
+def if_match_version() -> str | None:
+    """The version named by an If-Match header ("3" or W/"3"), None when absent or `*`."""
+    if "If-Match" not in request.headers:
+        return None
+    tags = request.if_match
+    if tags.star_tag:
+        return None
+    values = {value for value in tags.as_set(include_weak=True) if value}
+    if len(values) != 1:
+        raise ApiError(
+            422,
+            [
+                FieldError(
+                    "If-Match", '须为一个版本号，如 If-Match: "3" (must name exactly one version, e.g. "3")'
+                )
+            ],
+        )
+    value = next(iter(values))
+    if not (value.isascii() and value.isdigit()):
+        raise ApiError(
+            422,
+            [FieldError("If-Match", f'版本号须为整数，如 "3" (version must be an integer, got "{value}")')],
+        )
+    return value

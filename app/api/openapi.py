@@ -1,0 +1,192 @@
+"""OpenAPI 3.1 document generated from the route table and the pydantic/SQLModel models."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from flask import Response, jsonify, url_for
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from app.api import bp
+from app.api.routing import OPERATIONS, Operation, api_route
+from app.api.schemas import ErrorResponse
+
+REF = "#/components/schemas/{model}"
+
+ERROR_RESPONSES = {
+    400: (
+        "BadRequest",
+        "请求无法解析：JSON 格式错误、不是 JSON 对象或 Content-Type 不对 (malformed request)",
+    ),
+    401: ("Unauthorized", "缺少或无效的 Bearer 令牌 (missing or invalid bearer token)"),
+    403: ("Forbidden", "角色不足：viewer 只读，analyst 可修改，admin 可删除 (role too low)"),
+    404: ("NotFound", "记录或路径不存在 (not found)"),
+    409: ("Conflict", "版本冲突或统一社会信用代码重复 (stale version or duplicate uscc)"),
+    413: ("PayloadTooLarge", "请求体过大 (body too large)"),
+    422: (
+        "UnprocessableEntity",
+        '输入有误，field 指出字段，如 "offers[0].gpus_per_node" (validation failed)',
+    ),
+}
+
+REQUEST_HEADERS = {
+    "If-Match": {
+        "description": '期望的当前版本，如 "3"（GET 返回的 ETag）；请求体或 ?version= 已给出时可省略 '
+        "(expected version, as sent in ETag)",
+        "schema": {"type": "string", "examples": ['"3"']},
+    },
+}
+
+RESPONSE_HEADERS = {
+    "ETag": {"description": '供应商的当前版本，如 "3" (current version)', "schema": {"type": "string"}},
+    "Location": {"description": "新记录的地址 (URL of the created provider)", "schema": {"type": "string"}},
+}
+
+TAGS = [
+    {"name": "providers", "description": "GPU 算力供应商登记 (provider registry)"},
+    {"name": "meta", "description": "本文档 (this document)"},
+]
+
+
+def _model_modes() -> list[tuple[type[BaseModel], JsonSchemaMode]]:
+    pairs: list[tuple[type[BaseModel], JsonSchemaMode]] = [(ErrorResponse, "serialization")]
+    for op in OPERATIONS:
+        for model, mode in (
+            (op.request_model, "validation"),
+            (op.query_model, "validation"),
+            (op.response_model, "serialization"),
+        ):
+            if model is not None and (model, mode) not in pairs:
+                pairs.append((model, mode))
+    return pairs
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """Optional[X] becomes X for a query parameter, which is simply left out when unset."""
+    options = schema.get("anyOf")
+    if options and len(options) == 2 and {"type": "null"} in options:
+        rest = {key: value for key, value in schema.items() if key != "anyOf"}
+        return {**next(option for option in options if option != {"type": "null"}), **rest}
+    return schema
+
+
+def _query_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    params = []
+    required = set(schema.get("required", []))
+    for name, prop in schema.get("properties", {}).items():
+        prop = _without_null(dict(prop))
+        prop.pop("title", None)
+        if prop.get("default", 0) is None:
+            prop.pop("default")
+        description = prop.pop("description", "")
+        params.append(
+            {
+                "name": name,
+                "in": "query",
+                "required": name in required,
+                "description": description,
+                "schema": prop,
+            }
+        )
+    return params
+
+
+def _success(op: Operation, refs: dict[Any, dict[str, str]]) -> dict[str, Any]:
+    response: dict[str, Any] = {"description": op.summary}
+    if op.status != 204:
+        schema = refs[(op.response_model, "serialization")] if op.response_model else {"type": "object"}
+        response["content"] = {"application/json": {"schema": schema}}
+    if op.response_headers:
+        response["headers"] = {name: RESPONSE_HEADERS[name] for name in op.response_headers}
+    return response
+
+
+def _operation(op: Operation, refs: dict[Any, dict[str, str]], schemas: dict[str, Any]) -> dict[str, Any]:
+    role_note = (
+        f"需要角色 {op.role.value} 或更高 (requires role {op.role.value} or higher)." if op.role else ""
+    )
+    parameters = [
+        {"name": name, "in": "path", "required": True, "schema": schema} for name, schema in op.path_params()
+    ]
+    if op.query_model is not None:
+        name = refs[(op.query_model, "validation")]["$ref"].rsplit("/", 1)[-1]
+        parameters += _query_params(schemas[name])
+    parameters += [
+        {"name": name, "in": "header", "required": False, **REQUEST_HEADERS[name]} for name in op.headers
+    ]
+    operation: dict[str, Any] = {
+        "operationId": op.endpoint,
+        "summary": op.summary,
+        "description": " ".join(part for part in (op.description, role_note) if part),
+        "tags": list(op.tags),
+        "security": [{"bearer": []}] if op.role else [],
+        "parameters": parameters,
+        "responses": {str(op.status): _success(op, refs)},
+    }
+    if op.role is not None:
+        operation["x-required-role"] = op.role.value
+    if op.request_model is not None:
+        operation["requestBody"] = {
+            "required": True,
+            "content": {"application/json": {"schema": refs[(op.request_model, "validation")]}},
+        }
+    for status in op.error_statuses():
+        operation["responses"][str(status)] = {"$ref": f"#/components/responses/{ERROR_RESPONSES[status][0]}"}
+    return operation
+
+
+@functools.lru_cache(maxsize=8)
+def build_document(prefix: str) -> dict[str, Any]:
+    """The OpenAPI 3.1 document for the operations in the route table, served under `prefix`."""
+    refs, top = models_json_schema(_model_modes(), ref_template=REF)
+    schemas: dict[str, Any] = dict(top.get("$defs", {}))
+    paths: dict[str, dict[str, Any]] = {}
+    for op in OPERATIONS:
+        paths.setdefault(op.openapi_path, {})[op.method.lower()] = _operation(op, refs, schemas)
+    for op in OPERATIONS:
+        if op.query_model is not None:  # its fields became parameters; its enums stay as components
+            schemas.pop(refs[(op.query_model, "validation")]["$ref"].rsplit("/", 1)[-1], None)
+    error_ref = refs[(ErrorResponse, "serialization")]
+    responses = {
+        name: {"description": description, "content": {"application/json": {"schema": error_ref}}}
+        for name, description in ERROR_RESPONSES.values()
+    }
+    responses["Unauthorized"]["headers"] = {
+        "WWW-Authenticate": {"description": 'Bearer realm="gpuvet"', "schema": {"type": "string"}}
+    }
+    return {
+        "openapi": "3.1.0",
+        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+        "info": {
+            "title": "gpuvet API",
+            "version": "1",
+            "description": "GPU 算力供应商审查：供应商登记的 JSON 接口。错误统一为 "
+            '{"errors": [{"field": ..., "message": ...}]}。令牌：flask --app wsgi users token NAME '
+            "(JSON API of the gpuvet provider registry; one error shape; tokens from the CLI).",
+        },
+        "servers": [{"url": prefix}],
+        "tags": TAGS,
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "schemas": schemas,
+            "responses": responses,
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "Authorization: Bearer <令牌>，"
+                    "由 `flask --app wsgi users token NAME` 生成 (tokens come from the CLI)",
+                }
+            },
+        },
+    }
+
+
+@api_route(bp, "/openapi.json", "GET", summary="OpenAPI 3.1 文档 (this document)", role=None, tags=("meta",))
+def openapi() -> Response:
+    """Generated from the route table and the models; needs no token."""
+    prefix = url_for("api.openapi").removesuffix("/openapi.json")
+    return jsonify(build_document(prefix))

@@ -1,0 +1,194 @@
+"""/api/v1/providers: list, create, read, change, delete providers and read their audit trail."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import Response, jsonify, request, url_for
+
+from app.api import bp
+from app.api.body import if_match_version as _if_match
+from app.api.body import json_object
+from app.api.errors import ApiError
+from app.api.routing import MAX_ID, api_route
+from app.api.schemas import AuditEntryList, AuditEntryPublic, DeleteParams, ProviderListParams
+from app.db import get_session
+from app.models import Provider
+from app.models.enums import Role
+from app.models.io import ProviderCreate, ProviderPage, ProviderPatch, ProviderPublic
+from app.services import providers as svc
+from app.services.errors import FieldError
+
+ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
+
+
+def _aware(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; they were stored as UTC, so say so in the output."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+def provider_json(provider: Provider) -> dict[str, Any]:
+    """A stored provider as ProviderPublic JSON."""
+    public = ProviderPublic.model_validate(provider)
+    public.created_at = _aware(public.created_at)
+    public.updated_at = _aware(public.updated_at)
+    return public.model_dump(mode="json")
+
+
+def _provider_response(provider: Provider, status: int = 200) -> Response:
+    response = jsonify(provider_json(provider))
+    response.status_code = status
+    response.set_etag(str(provider.version))
+    return response
+
+
+def _version_mismatch() -> ApiError:
+    return ApiError(
+        422,
+        [FieldError("If-Match", "If-Match 与 version 给出的版本号不一致 (If-Match and version disagree)")],
+    )
+
+
+@api_route(
+    bp,
+    "/providers",
+    "GET",
+    summary="供应商列表：搜索、筛选、排序、分页 (list providers)",
+    role=Role.viewer,
+    response_model=ProviderPage,
+    query_model=ProviderListParams,
+)
+def list_providers() -> Response:
+    """Same filters as the provider list page; every provider comes with its nested records."""
+    query = svc.parse_query(request.args.to_dict())
+    page = svc.list_providers(get_session(), query=query)
+    return jsonify(
+        {
+            "items": [provider_json(provider) for provider in page.items],
+            "total": page.total,
+            "page": page.page,
+            "per_page": page.per_page,
+            "pages": page.pages,
+        }
+    )
+
+
+@api_route(
+    bp,
+    "/providers",
+    "POST",
+    summary="登记供应商及其许可证、备案、认证、机房、报价 (create a provider)",
+    role=Role.analyst,
+    request_model=ProviderCreate,
+    response_model=ProviderPublic,
+    status=201,
+    response_headers=("Location", "ETag"),
+    errors=(409,),
+)
+def create_provider() -> Response:
+    """Nested records are created with the provider; an offer may name a new datacenter by datacenter_name."""
+    provider = svc.create_provider(get_session(), data=json_object())
+    response = _provider_response(provider, 201)
+    response.headers["Location"] = url_for("api.get_provider", provider_id=provider.id)
+    return response
+
+
+@api_route(
+    bp,
+    ONE,
+    "GET",
+    summary="供应商详情 (read a provider)",
+    role=Role.viewer,
+    response_model=ProviderPublic,
+    response_headers=("ETag",),
+    errors=(404,),
+)
+def get_provider(provider_id: int) -> Response:
+    """The provider with every nested record; ETag carries the version to send back when changing it."""
+    return _provider_response(svc.get_provider(get_session(), provider_id=provider_id))
+
+
+@api_route(
+    bp,
+    ONE,
+    "PATCH",
+    summary="修改供应商 (change a provider)",
+    role=Role.analyst,
+    request_model=ProviderPatch,
+    response_model=ProviderPublic,
+    headers=("If-Match",),
+    response_headers=("ETag",),
+    errors=(404, 409),
+)
+def update_provider(provider_id: int) -> Response:
+    """Give only the fields to change plus "version" (or If-Match).
+
+    A nested list replaces that collection, and an item with an existing "id" changes only the fields it
+    gives. A stale version is refused with 409.
+    """
+    patch = json_object()
+    header = _if_match()
+    if patch.get("version") is None:
+        if header is None:
+            raise ApiError(
+                422,
+                [
+                    FieldError(
+                        "version",
+                        '缺少版本号：请在请求体中给出 version，或发送 If-Match: "<版本号>" '
+                        "(version is required: put it in the body or send If-Match)",
+                    )
+                ],
+            )
+        patch["version"] = int(header)
+    elif header is not None and str(patch["version"]).strip() != header:
+        raise _version_mismatch()
+    provider = svc.update_provider(get_session(), provider_id=provider_id, patch=patch)
+    return _provider_response(provider)
+
+
+@api_route(
+    bp,
+    ONE,
+    "DELETE",
+    summary="删除供应商及其全部记录 (delete a provider)",
+    role=Role.admin,
+    query_model=DeleteParams,
+    headers=("If-Match",),
+    status=204,
+    errors=(404, 409),
+)
+def delete_provider(provider_id: int) -> Response:
+    """When ?version= or If-Match is given it must equal the stored version; every deletion is audited."""
+    header = _if_match()
+    version = request.args.get("version")
+    if version is not None and header is not None and version.strip() != header:
+        raise _version_mismatch()
+    expected = version if version is not None else header
+    svc.delete_provider(get_session(), provider_id=provider_id, expected_version=expected)
+    return Response(status=204)
+
+
+@api_route(
+    bp,
+    ONE + "/history",
+    "GET",
+    summary="供应商的修改记录 (audit trail of a provider)",
+    role=Role.viewer,
+    response_model=AuditEntryList,
+    errors=(404,),
+)
+def provider_history(provider_id: int) -> Response:
+    """Who created, changed or deleted the provider or its nested records, newest first (at most 200);
+    the trail of a deleted provider stays readable."""
+    session = get_session()
+    entries = svc.history(session, provider_id=provider_id)
+    if not entries:
+        svc.get_provider(session, provider_id=provider_id)
+    items = []
+    for entry in entries:
+        public = AuditEntryPublic.model_validate(entry, from_attributes=True)
+        public.at = _aware(public.at)
+        items.append(public.model_dump(mode="json"))
+    return jsonify({"items": items})
