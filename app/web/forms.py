@@ -13,6 +13,7 @@ from datetime import date
 from enum import Enum
 from typing import Any
 
+from flask import render_template
 from flask_babel import lazy_gettext as _l
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
@@ -319,3 +320,29 @@ def bind(
         )
         for item in spec.fields
     ]
+
+
+def render_form(
+    spec: FormSpec,
+    *,
+    provider: Any,
+    values: dict[str, Any],
+    errors: list[FieldError],
+    title: Any,
+    action: str,
+    cancel: str,
+    version: Any,
+) -> str:
+    """Render the shared form page: inputs bound to values, errors under their inputs or on top."""
+    by_field, general = split_errors(spec, errors)
+    return render_template(
+        "providers/form.html",
+        provider=provider,
+        title=title,
+        fields=bind(spec, values, by_field, provider),
+        general_errors=general,
+        conflict=any(error.field == "version" for error in errors),
+        action=action,
+        cancel=cancel,
+        version=version,
+    )

@@ -19,12 +19,11 @@ from app.vetting.provinces import PROVINCES
 from app.web import bp
 from app.web.forms import (
     PROVIDER_FORM,
-    bind,
     cleaned,
     display_values,
     parse_form,
     record_values,
-    split_errors,
+    render_form,
 )
 
 # Query-string keys the list page understands (kept in pagination links).
@@ -121,20 +120,18 @@ def provider_detail(provider_id: int) -> Any:
 def _render_provider_form(
     provider: Provider | None, values: dict[str, Any], errors: list[FieldError], version: Any = None
 ) -> str:
-    by_field, general = split_errors(PROVIDER_FORM, errors)
     if provider is None:
         title, action, cancel = _("新建供应商"), url_for("web.provider_new"), url_for("web.providers")
     else:
         title = _("编辑供应商")
         action = url_for("web.provider_edit", provider_id=provider.id)
         cancel = url_for("web.provider_detail", provider_id=provider.id)
-    return render_template(
-        "providers/form.html",
+    return render_form(
+        PROVIDER_FORM,
         provider=provider,
+        values=values,
+        errors=errors,
         title=title,
-        fields=bind(PROVIDER_FORM, values, by_field, provider),
-        general_errors=general,
-        conflict=any(error.field == "version" for error in errors),
         action=action,
         cancel=cancel,
         version=version,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort, flash, redirect, render_template, request, url_for
+from flask import abort, flash, redirect, request, url_for
 from flask_babel import gettext as _
 
 from app.auth import role_required
@@ -17,12 +17,11 @@ from app.web import bp, labels
 from app.web.forms import (
     RECORD_FORMS,
     FormSpec,
-    bind,
     cleaned,
     display_values,
     parse_form,
     record_values,
-    split_errors,
+    render_form,
 )
 
 
@@ -45,7 +44,6 @@ def _render(
     errors: list[FieldError],
     version: Any,
 ) -> str:
-    by_field, general = split_errors(spec, errors)
     what = labels.label(spec.key, "collection")
     if child_id is None:
         title = _("添加%(what)s", what=what)
@@ -53,13 +51,12 @@ def _render(
     else:
         title = _("编辑%(what)s", what=what)
         action = url_for("web.record_edit", provider_id=provider.id, collection=spec.key, child_id=child_id)
-    return render_template(
-        "providers/form.html",
+    return render_form(
+        spec,
         provider=provider,
+        values=values,
+        errors=errors,
         title=title,
-        fields=bind(spec, values, by_field, provider),
-        general_errors=general,
-        conflict=any(error.field == "version" for error in errors),
         action=action,
         cancel=_detail_url(provider.id, spec.key),
         version=version,
