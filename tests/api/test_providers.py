@@ -29,7 +29,7 @@ def test_create_with_nested_records_then_read_everything_back(api, tokens):
     assert provider["created_at"].endswith(("+00:00", "Z"))
 
     (licence,) = provider["licences"]
-    assert licence["number_raw"] == "ICP证粤B1-20190001号"  # as entered, after NFKC (full-width folded)
+    assert licence["number_raw"] == "ICP证粤Ｂ１－２０１９０００１号"  # kept exactly as entered
     assert (licence["number"], licence["number_kind"], licence["categories"]) == (
         "粤B1-20190001",
         "licence",
