@@ -5,7 +5,9 @@ from flask import Blueprint
 bp = Blueprint("api", __name__)
 
 # Importing the view modules registers their routes (and records them for the OpenAPI document).
-from app.api import openapi, providers  # noqa: E402, F401
 from app.api.errors import init_blueprint  # noqa: E402
+from app.plugins import import_submodules  # noqa: E402
+
+import_submodules(__name__)
 
 init_blueprint(bp)

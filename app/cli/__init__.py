@@ -1,17 +1,21 @@
-"""Flask CLI command groups: db, users, vet, providers, demo."""
+"""Flask CLI command groups; every AppGroup defined in a module of this package is registered."""
 
 from __future__ import annotations
 
 from flask import Flask
+from flask.cli import AppGroup
+
+from app.plugins import import_submodules
 
 
 def init_app(app: Flask) -> None:
-    """Register every command group on the app."""
-    from app.cli.db import db_group
-    from app.cli.demo import demo_group
-    from app.cli.providers import providers_group
-    from app.cli.users import users_group
-    from app.cli.vet import vet_group
-
-    for group in (db_group, users_group, vet_group, providers_group, demo_group):
+    """Register every command group found in the package's modules (a duplicate name raises)."""
+    groups: dict[str, AppGroup] = {}
+    for module in import_submodules(__name__):
+        for value in vars(module).values():
+            if isinstance(value, AppGroup) and value.name not in groups:
+                groups[value.name] = value
+            elif isinstance(value, AppGroup) and groups[value.name] is not value:
+                raise RuntimeError(f"two command groups are named {value.name!r}")
+    for group in groups.values():
         app.cli.add_command(group)

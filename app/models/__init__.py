@@ -1,8 +1,14 @@
-"""SQLModel tables and their input/output models; importing this registers every table."""
+"""SQLModel tables and their input/output models; importing this registers every table.
+
+Every module of this package is imported here, so a new table module needs no registration line.
+"""
 
 from app.models.audit import AuditEntry
 from app.models.provider import Certification, Datacenter, Filing, Licence, Offer, Provider
 from app.models.user import ApiToken, User
+from app.plugins import import_submodules
+
+import_submodules(__name__)
 
 __all__ = [
     "ApiToken",

@@ -3,10 +3,11 @@
 from datetime import datetime
 from typing import Any
 
-from flask import Blueprint, current_app
+from flask import Blueprint
 from flask_babel import get_locale
 
-from app.web import labels
+from app.plugins import import_submodules
+from app.web import labels, nav
 
 bp = Blueprint("web", __name__)
 
@@ -15,7 +16,8 @@ bp = Blueprint("web", __name__)
 def _template_globals() -> dict[str, Any]:
     """Names every page template may use."""
     return {
-        "url_map_endpoints": current_app.view_functions.keys(),
+        "nav_items": nav.NAV_ITEMS,
+        "provider_tabs": nav.PROVIDER_TABS,
         "current_locale": str(get_locale() or "zh"),
     }
 
@@ -56,5 +58,5 @@ def _when(value: datetime | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M")
 
 
-# Route modules register themselves on `bp`.
-from app.web import account, providers, records, transfer, users  # noqa: E402,F401
+# Route modules register themselves on `bp` (and their links in app.web.nav) when imported.
+import_submodules(__name__)

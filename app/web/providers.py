@@ -25,6 +25,7 @@ from app.web.forms import (
     record_values,
     render_form,
 )
+from app.web.nav import nav_item
 
 # Query-string keys the list page understands (kept in pagination links).
 LIST_KEYS = ("q", "province", "gpu_model", "bandwidth_type", "storage_type", "status", "sort", "per_page")
@@ -65,6 +66,10 @@ def _summary(provider: Provider) -> dict[str, Any]:
         "datacenters": len(provider.datacenters),
         "offers": len(provider.offers),
     }
+
+
+nav_item("web.providers", _l("供应商列表"), order=10, active=("web.provider_detail",))
+nav_item("web.provider_new", _l("新建供应商"), role=Role.analyst, order=20)
 
 
 @bp.get("/")

@@ -7,6 +7,7 @@ from typing import Any
 
 from flask import Response, abort, render_template, request
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from app.auth import has_role, role_required
@@ -22,6 +23,7 @@ from app.services.transfer import (
     import_providers,
 )
 from app.web import bp
+from app.web.nav import nav_item
 
 # Problems shown on the page at most; the rest are counted.
 SHOWN_PROBLEMS = 500
@@ -39,6 +41,9 @@ def _page(report: ImportReport | None = None, status: int = 200, **context: Any)
         ),
         status,
     )
+
+
+nav_item("web.transfer", _l("导入/导出"), order=80)
 
 
 @bp.get("/transfer", endpoint="transfer")

@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from app.auth import role_required
@@ -14,6 +15,9 @@ from app.models.enums import Role
 from app.services import users
 from app.services.errors import ServiceError
 from app.web import bp, labels
+from app.web.nav import nav_item
+
+nav_item("web.user_list", _l("用户管理"), role=Role.admin, order=90)
 
 
 def _label_error(error: dict[str, str]) -> str:
