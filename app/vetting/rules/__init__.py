@@ -1,0 +1,1 @@
+"""Vetting rules; every module here registers its rules with app.vetting.findings.rule."""
