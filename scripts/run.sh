@@ -21,4 +21,9 @@ echo
 echo "  gpuvet: http://127.0.0.1:5000"
 echo "  log in as: admin / $(cat "$admin_file")"
 echo
-exec .venv/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --access-logfile - wsgi:app
+# The background job worker (Huey consumer: SQLite queue under instance/, or Redis when REDIS_URL is set)
+# runs beside the web server and stops with it (SIGINT: it finishes the jobs it is running first).
+$flask worker &
+worker_pid=$!
+trap 'kill -INT "$worker_pid" 2>/dev/null || true; wait "$worker_pid" 2>/dev/null || true' EXIT
+.venv/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --access-logfile - wsgi:app

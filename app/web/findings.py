@@ -1,0 +1,115 @@
+"""Findings overview across providers: latest verdicts or their findings, filtered and paged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user
+
+from app import jobs
+from app.auth import role_required
+from app.db import get_session
+from app.models.enums import Role
+from app.models.jobs import JobState
+from app.services import checks
+from app.services.errors import InvalidInput, ServiceError
+from app.vetting.provinces import PROVINCES
+from app.web import bp
+from app.web.credentials import (
+    SEVERITY_COLOURS,
+    SEVERITY_LABELS,
+    VERDICT_COLOURS,
+    VERDICT_LABELS,
+    rule_title,
+)
+from app.web.jobs import job_view
+from app.web.nav import nav_item
+
+KEYS = ("view", "rule", "severity", "verdict", "province", "q", "per_page")
+CHECK_ALL_KIND = "vetting.check_all"
+# Ready-made filters (the threshold of licence.expiring lives in app/knowledge/vetting.yaml).
+PRESETS = (
+    (_l("即将到期的许可证"), {"view": "findings", "rule": "licence.expiring"}),
+    (_l("已过期的许可证"), {"view": "findings", "rule": "licence.expired"}),
+    (_l("结论为不通过"), {"verdict": "fail"}),
+    (_l("需复核"), {"verdict": "needs_review"}),
+    (_l("全部阻断项"), {"view": "findings", "severity": "blocker"}),
+)
+
+nav_item("web.findings", _l("核查总览"), order=30)
+
+
+def _query() -> tuple[checks.OverviewQuery, dict[str, list[str]]]:
+    """The overview query from the URL; invalid parameters are dropped and reported under their field."""
+    params = {key: value for key, value in request.args.items() if key in (*KEYS, "page")}
+    params.setdefault("per_page", current_app.config.get("PAGE_SIZE", 20))
+    errors: dict[str, list[str]] = {}
+    try:
+        return checks.parse_overview_query(params), errors
+    except InvalidInput as exc:
+        for error in exc.errors:
+            errors.setdefault(error.field, []).append(error.message)
+    kept = {key: value for key, value in params.items() if key not in errors}
+    try:
+        return checks.parse_overview_query(kept), errors
+    except InvalidInput:
+        return checks.parse_overview_query({}), errors
+
+
+@bp.get("/findings")
+@role_required(Role.viewer)
+def findings() -> Any:
+    """Latest verdict per provider (or every finding of those runs) with filters and pagination."""
+    query, errors = _query()
+    session = get_session()
+    page = checks.findings_overview(session, query=query)
+    kept = {key: value for key, value in request.args.items() if key in KEYS and value and key not in errors}
+    running = jobs.recent_jobs(
+        session, kind=CHECK_ALL_KIND, states=(JobState.queued, JobState.running), limit=3
+    )
+    html = render_template(
+        "findings/overview.html",
+        query=query,
+        page=page,
+        kept=kept,
+        errors=errors,
+        filters={key: request.args.get(key, "") for key in KEYS},
+        rules=[(rule_id, rule_title(rule_id, _locale())) for rule_id in checks.rule_choices()],
+        provinces=PROVINCES,
+        presets=PRESETS,
+        running=[job_view(job) for job in running],
+        rule_title=rule_title,
+        severity_labels=SEVERITY_LABELS,
+        severity_colours=SEVERITY_COLOURS,
+        verdict_labels=VERDICT_LABELS,
+        verdict_colours=VERDICT_COLOURS,
+    )
+    return html, (422 if errors else 200)
+
+
+def _locale() -> str:
+    from flask_babel import get_locale
+
+    return str(get_locale() or "zh")
+
+
+@bp.post("/findings/check-all")
+@role_required(Role.analyst)
+def findings_check_all() -> Any:
+    """Queue one job that checks every provider (or only those never checked)."""
+    only_unchecked = request.form.get("only_unchecked") == "y"
+    try:
+        job = jobs.enqueue(
+            get_session(),
+            kind=CHECK_ALL_KIND,
+            params={"only_unchecked": only_unchecked},
+            user=current_user._get_current_object(),  # type: ignore[attr-defined]
+        )
+    except ServiceError as exc:
+        flash(exc.errors[0].message, "danger")
+        return redirect(url_for("web.findings"))
+    flash(_("已提交批量核查任务 #%(id)d", id=job.id), "info")
+    return redirect(url_for("web.job_detail", job_id=job.id))

@@ -1,0 +1,151 @@
+"""Background job pages: a job's live state (polled by static/jobs.js), its JSON, cancel, recent jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from flask import abort, flash, jsonify, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user
+
+from app import jobs
+from app.auth import role_required
+from app.db import get_session
+from app.models.enums import Role
+from app.models.jobs import Job, JobState
+from app.services.errors import Conflict, NotFound
+from app.web import bp
+from app.web.nav import nav_item
+
+STATE_LABELS = {
+    JobState.queued: _l("排队中"),
+    JobState.running: _l("运行中"),
+    JobState.succeeded: _l("已完成"),
+    JobState.failed: _l("失败"),
+    JobState.cancelled: _l("已取消"),
+    JobState.interrupted: _l("已中断"),
+}
+STATE_COLOURS = {
+    JobState.queued: "secondary",
+    JobState.running: "primary",
+    JobState.succeeded: "success",
+    JobState.failed: "danger",
+    JobState.cancelled: "dark",
+    JobState.interrupted: "warning",
+}
+PER_PAGE = 30
+
+# kind -> function(job) giving the page that shows the job's outcome (registered by the pages of a kind)
+JOB_LINKS: dict[str, Callable[[Job], str | None]] = {}
+
+
+def job_link(kind: str, link: Callable[[Job], str | None]) -> None:
+    """Register where a finished job of `kind` points to (e.g. the provider's credentials tab)."""
+    if kind in JOB_LINKS:
+        raise ValueError(f"job link for {kind!r} is registered twice")
+    JOB_LINKS[kind] = link
+
+
+def _locale() -> str:
+    from flask_babel import get_locale
+
+    return str(get_locale() or "zh")
+
+
+def job_view(job: Job) -> dict[str, Any]:
+    """Everything a page or the poller shows about a job."""
+    state = JobState(job.state)
+    progress = job.progress or {}
+    total = progress.get("total") or 0
+    link = JOB_LINKS.get(job.kind)
+    return {
+        "id": job.id,
+        "kind": job.kind,
+        "title": jobs.kind_title(job.kind, _locale()),
+        "state": state.value,
+        "state_label": str(STATE_LABELS[state]),
+        "colour": STATE_COLOURS[state],
+        "final": job.finished,
+        "progress": progress or None,
+        "percent": int(100 * progress.get("done", 0) / total) if total else (100 if job.finished else 0),
+        "error": job.error,
+        "result": job.result,
+        "provider_id": job.provider_id,
+        "created_by": job.created_by_name,
+        "created_at": job.created_at.isoformat() if job.created_at else None,
+        "started_at": job.started_at.isoformat() if job.started_at else None,
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "link": link(job) if link and state == JobState.succeeded else None,
+        "url": url_for("web.job_detail", job_id=job.id),
+        "json_url": url_for("web.job_json", job_id=job.id),
+        "can_cancel": state in (JobState.queued, JobState.running) and not job.cancel_requested,
+    }
+
+
+def _job_or_404(job_id: int) -> Job:
+    try:
+        return jobs.get_job(get_session(), job_id=job_id)
+    except NotFound:
+        abort(404)
+
+
+nav_item("web.job_list", _l("后台任务"), order=80, active=("web.job_detail",))
+
+
+@bp.get("/jobs")
+@role_required(Role.viewer)
+def job_list() -> Any:
+    """Recent background jobs, newest first."""
+    page = request.args.get("page", "1")
+    page_number = int(page) if page.isdigit() and 0 < int(page) <= 100_000 else 1
+    rows = jobs.recent_jobs(get_session(), limit=PER_PAGE + 1, offset=(page_number - 1) * PER_PAGE)
+    return render_template(
+        "jobs/list.html",
+        jobs=[job_view(job) for job in rows[:PER_PAGE]],
+        page=page_number,
+        has_next=len(rows) > PER_PAGE,
+    )
+
+
+@bp.get("/jobs/<int:job_id>")
+@role_required(Role.viewer)
+def job_detail(job_id: int) -> Any:
+    """One job: state, progress, error or result; updates itself while it runs."""
+    job = _job_or_404(job_id)
+    return render_template("jobs/detail.html", job=job_view(job), params=job.params)
+
+
+@bp.get("/jobs/<int:job_id>.json")
+@role_required(Role.viewer)
+def job_json(job_id: int) -> Any:
+    """The job's state as JSON, for polling."""
+    response = jsonify(job_view(_job_or_404(job_id)))
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@bp.post("/jobs/<int:job_id>/cancel")
+@role_required(Role.analyst)
+def job_cancel(job_id: int) -> Any:
+    """Cancel a queued job, or ask a running one to stop."""
+    _job_or_404(job_id)
+    try:
+        job = jobs.cancel(get_session(), job_id)
+    except Conflict as exc:
+        flash(exc.errors[0].message, "warning")
+    else:
+        message = _("已取消任务") if job.state == JobState.cancelled else _("已请求停止任务，正在等待其结束")
+        flash(message, "info")
+    target = request.form.get("next", "")
+    if not target.startswith("/") or target.startswith("//"):
+        target = url_for("web.job_detail", job_id=job_id)
+    return redirect(target)
+
+
+def can_run_jobs() -> bool:
+    """Whether the current user may start jobs (analysts and admins)."""
+    from app.auth import has_role
+
+    return has_role(current_user, Role.analyst)

@@ -1,0 +1,17 @@
+"""A real worker process for the tests: the app's worker plus the test job kinds."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import tests.jobs.kinds  # noqa: F401 - registers the test job kinds
+from app import create_app
+from app.worker import run_worker
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    run_worker(create_app(), workers=int(sys.argv[1]) if len(sys.argv) > 1 else 1)
