@@ -1,0 +1,102 @@
+"""Helpers for the rules that compare gathered facts (footer scrape, official lookups) with the registry.
+
+Their texts live in app/knowledge/sources.yaml (same shape as vetting.yaml's rules); thresholds,
+accepted natures and statuses come from vetting.yaml through context.knowledge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from app.vetting.findings import Finding, RuleContext, Severity
+from app.vetting.rules._common import load_knowledge, parsed
+
+SOURCES_FILE = Path(__file__).resolve().parents[2] / "knowledge" / "sources.yaml"
+_DIGITS = re.compile(r"\D")
+
+KIND_NAMES: dict[str, tuple[str, str]] = {
+    "icp_filing": ("ICP 备案号", "ICP filing number"),
+    "icp_licence": ("ICP 证编号", "ICP licence number"),
+    "licence": ("经营许可证号", "licence number"),
+    "psb_filing": ("公网安备号", "public-security filing number"),
+    "uscc": ("统一社会信用代码", "unified social credit code"),
+}
+
+
+def texts() -> dict[str, Any]:
+    """The rule texts of sources.yaml (re-read when the file changes)."""
+    return load_knowledge(SOURCES_FILE)
+
+
+def source_finding(
+    context: RuleContext,
+    rule_id: str,
+    *,
+    subject: str,
+    evidence: Iterable[dict[str, Any]],
+    severity: str | None = None,
+    url: str = "",
+    **values: Any,
+) -> Finding:
+    """A Finding with the severity and texts of `rule_id` from sources.yaml, filled with values."""
+    data = texts()
+    spec = data["rules"][rule_id]
+    key = spec.get("verify")
+    verify_texts = {**context.knowledge.get("verify", {}), **data.get("verify", {})}
+    fill = {"company": context.provider.legal_name, "url": url}
+    verify_zh = verify_texts[f"{key}_zh"] if key else spec["verify_zh"]
+    verify_en = verify_texts[f"{key}_en"] if key else spec["verify_en"]
+    return Finding(
+        rule_id=rule_id,
+        severity=Severity(severity or spec["severity"]),
+        message_zh=spec["message_zh"].format(url=url, **values),
+        message_en=spec["message_en"].format(url=url, **values),
+        how_to_verify_zh=verify_zh.format(**fill),
+        how_to_verify_en=verify_en.format(**fill),
+        subject=subject,
+        evidence=tuple(evidence),
+    )
+
+
+def number_key(kind: str, number: str | None) -> tuple[str, ...] | None:
+    """A comparison key for a number: province by code (so 川 = 蜀), digits, filing site suffix dropped."""
+    if not number:
+        return None
+    identifier = parsed(number)
+    if identifier.kind != kind or not identifier.normalized:
+        return None
+    province = identifier.province_code or ""
+    if kind == "icp_filing":
+        entity = identifier.to_dict().get("entity_number") or identifier.normalized
+        return (kind, province, _DIGITS.sub("", entity))
+    if kind == "licence":
+        categories = ".".join(identifier.to_dict().get("categories") or [])
+        return (kind, province, categories, _DIGITS.sub("", identifier.normalized))
+    if kind == "uscc":
+        return (kind, identifier.normalized)
+    return (kind, province, _DIGITS.sub("", identifier.normalized))
+
+
+def registry_numbers(provider: Any) -> dict[str, list[tuple[str, Any, str]]]:
+    """The provider's recorded numbers by kind: (number as shown, record, entity name) per kind."""
+    numbers: dict[str, list[tuple[str, Any, str]]] = {}
+    for licence in provider.licences:
+        kind = parsed(licence.number_raw).kind
+        numbers.setdefault(kind, []).append((licence.number or licence.number_raw, licence, "licence"))
+    for filing in provider.filings:
+        kind = getattr(filing.kind, "value", filing.kind) or parsed(filing.number_raw).kind
+        numbers.setdefault(kind, []).append((filing.number or filing.number_raw, filing, "filing"))
+    if provider.uscc:
+        numbers.setdefault("uscc", []).append((provider.uscc, provider, "provider"))
+    return numbers
+
+
+def joined(items: Iterable[Any], lang: str = "zh") -> str:
+    """Items joined the way each language lists them ('—' when there are none)."""
+    items = [str(item) for item in items]
+    if not items:
+        return "—" if lang == "zh" else "none"
+    return ("、" if lang == "zh" else ", ").join(items)

@@ -1,0 +1,188 @@
+"""Compare what the provider's own website shows (facts["footer"]) with the registry.
+
+The "footer" fact (app/services/evidence.py) is the latest scrape of the provider's website: the
+numbers found on the home page and linked about / licence pages, and the copyright company name, each
+with a reference to the stored page. Without that fact these rules raise nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from app.vetting.findings import Finding, RuleContext, rule
+from app.vetting.rules._common import fold_name, registry
+from app.vetting.rules._sources import KIND_NAMES, joined, number_key, registry_numbers, source_finding
+
+COMPARED_KINDS = ("icp_filing", "icp_licence", "licence", "psb_filing", "uscc")
+
+
+def _footer(context: RuleContext) -> dict[str, Any] | None:
+    fact = context.facts.get("footer")
+    return fact if isinstance(fact, dict) else None
+
+
+def _shown(fact: dict[str, Any]) -> list[dict[str, Any]]:
+    return [item for item in fact.get("identifiers", []) if isinstance(item, dict)]
+
+
+def _ref(item: dict[str, Any], fact: dict[str, Any]) -> dict[str, Any]:
+    return item.get("evidence") or (fact.get("evidence") or [{}])[0]
+
+
+@rule("footer.fetch_failed", title_zh="官网无法抓取", title_en="Website could not be fetched")
+def fetch_failed(context: RuleContext) -> Iterator[Finding]:
+    """The latest scrape of the website failed, so its footer is unchecked."""
+    fact = _footer(context)
+    if fact is None or fact.get("ok", True):
+        return
+    yield source_finding(
+        context,
+        "footer.fetch_failed",
+        subject="provider",
+        evidence=fact.get("evidence", []),
+        url=fact.get("url", ""),
+        error=fact.get("error") or fact.get("error_code") or "",
+    )
+
+
+@rule(
+    "footer.filing_not_shown",
+    title_zh="官网未展示 ICP 备案号",
+    title_en="Website shows no ICP filing number",
+    red_flag=7,
+)
+def filing_not_shown(context: RuleContext) -> Iterator[Finding]:
+    """An ICP filing is recorded but the website shows none."""
+    fact = _footer(context)
+    if fact is None or not fact.get("ok", True):
+        return
+    recorded = registry_numbers(context.provider).get("icp_filing", [])
+    if not recorded or any(item.get("kind") == "icp_filing" for item in _shown(fact)):
+        return
+    yield source_finding(
+        context,
+        "footer.filing_not_shown",
+        subject="provider",
+        evidence=[*fact.get("evidence", [])[:1], *(registry(e, r.id, "number", n) for n, r, e in recorded)],
+        url=fact.get("url", ""),
+        registry=joined(number for number, _, _ in recorded),
+    )
+
+
+@rule(
+    "footer.number_mismatch",
+    title_zh="官网编号与登记不一致",
+    title_en="Website number differs from the registry",
+)
+def number_mismatch(context: RuleContext) -> Iterator[Finding]:
+    """A number of a kind the registry records, shown on the site but matching none of the recorded ones."""
+    fact = _footer(context)
+    if fact is None:
+        return
+    recorded = registry_numbers(context.provider)
+    for item in _shown(fact):
+        kind = item.get("kind", "")
+        if kind not in COMPARED_KINDS or not item.get("valid", True):
+            continue
+        keys = {number_key(kind, number) for number, _, _ in recorded.get(kind, [])}
+        if not recorded.get(kind) or number_key(kind, item.get("normalized")) in keys:
+            continue
+        zh, en = KIND_NAMES[kind]
+        yield source_finding(
+            context,
+            "footer.number_mismatch",
+            subject=f"footer:{kind}:{item.get('normalized')}",
+            evidence=[_ref(item, fact), *(registry(e, r.id, "number", n) for n, r, e in recorded[kind])],
+            url=item.get("url") or fact.get("url", ""),
+            kind_zh=zh,
+            kind_en=f"the {en}",
+            site=item.get("normalized"),
+            registry=joined(number for number, _, _ in recorded[kind]),
+        )
+
+
+@rule(
+    "footer.number_unrecorded",
+    title_zh="官网展示了未登记的编号",
+    title_en="Website shows a number that is not recorded",
+)
+def number_unrecorded(context: RuleContext) -> Iterator[Finding]:
+    """A number of a kind the registry holds none of (worth recording and checking)."""
+    fact = _footer(context)
+    if fact is None:
+        return
+    recorded = registry_numbers(context.provider)
+    for item in _shown(fact):
+        kind = item.get("kind", "")
+        if kind not in COMPARED_KINDS or recorded.get(kind) or not item.get("valid", True):
+            continue
+        zh, en = KIND_NAMES[kind]
+        yield source_finding(
+            context,
+            "footer.number_unrecorded",
+            subject=f"footer:{kind}:{item.get('normalized')}",
+            evidence=[_ref(item, fact)],
+            url=item.get("url") or fact.get("url", ""),
+            kind_zh=zh,
+            kind_en=f"a {en}",
+            site=item.get("normalized"),
+        )
+
+
+@rule(
+    "footer.invalid_number",
+    title_zh="官网展示的编号格式有误",
+    title_en="Website shows a malformed number",
+    red_flag=9,
+)
+def invalid_number(context: RuleContext) -> Iterator[Finding]:
+    """A number on the site that the identifier parser finds malformed."""
+    fact = _footer(context)
+    if fact is None:
+        return
+    for item in _shown(fact):
+        if item.get("valid", True):
+            continue
+        problems = item.get("problems") or []
+        yield source_finding(
+            context,
+            "footer.invalid_number",
+            subject=f"footer:{item.get('kind')}:{item.get('normalized')}",
+            evidence=[_ref(item, fact)],
+            url=item.get("url") or fact.get("url", ""),
+            site=item.get("text") or item.get("normalized"),
+            problems=" ".join(problems),
+        )
+
+
+@rule(
+    "footer.company_mismatch",
+    title_zh="官网公司名称与登记不一致",
+    title_en="Website company name differs",
+    red_flag=5,
+)
+def company_mismatch(context: RuleContext) -> Iterator[Finding]:
+    """The copyright / operator company name on the site against the legal name (and English name)."""
+    fact = _footer(context)
+    name = fact.get("company_name") if fact else None
+    if not fact or not name:
+        return
+    provider = context.provider
+    accepted = {fold_name(provider.legal_name, context.knowledge)}
+    if provider.legal_name_en:
+        accepted.add(fold_name(provider.legal_name_en, context.knowledge))
+    if fold_name(name, context.knowledge) in accepted:
+        return
+    yield source_finding(
+        context,
+        "footer.company_mismatch",
+        subject="provider",
+        evidence=[
+            fact.get("company_name_evidence") or (fact.get("evidence") or [{}])[0],
+            registry("provider", provider.id, "legal_name", provider.legal_name),
+        ],
+        url=fact.get("url", ""),
+        name=name,
+        legal_name=provider.legal_name,
+    )

@@ -1,0 +1,428 @@
+"""Compare the official lookups (facts["icp_lookup"], facts["licence_lookup"]) with the registry.
+
+Each fact is the provider's latest completed lookup (app/services/lookups.py): the name that was
+queried, when, the records the official system returned and a reference to the stored reply. Without
+a fact these rules raise nothing. Accepted natures, licence statuses, the expiry threshold and the
+business items each offer kind needs are read from vetting.yaml (context.knowledge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
+from typing import Any
+
+from app.vetting.findings import Finding, RuleContext, rule
+from app.vetting.rules._common import fold_name, label, registry
+from app.vetting.rules._sources import joined, number_key, registry_numbers, source_finding
+
+
+def _fact(context: RuleContext, name: str) -> dict[str, Any] | None:
+    fact = context.facts.get(name)
+    return fact if isinstance(fact, dict) else None
+
+
+def _records(fact: dict[str, Any]) -> list[dict[str, Any]]:
+    return [record for record in fact.get("records", []) if isinstance(record, dict)]
+
+
+def _refs(fact: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(fact.get("evidence", []))
+
+
+def _at(fact: dict[str, Any]) -> str:
+    return str(fact.get("completed_at") or "")[:16].replace("T", " ")
+
+
+def _date(value: Any) -> date | None:
+    try:
+        return date.fromisoformat(str(value)[:10]) if value else None
+    except ValueError:
+        return None
+
+
+# ------------------------------------------------------------------------------------------------ ICP filing
+@rule(
+    "lookup.icp_not_found", title_zh="官方未查到备案", title_en="No filing in the official system", red_flag=7
+)
+def icp_not_found(context: RuleContext) -> Iterator[Finding]:
+    """The ICP lookup by company name found nothing."""
+    fact = _fact(context, "icp_lookup")
+    if fact is None or _records(fact):
+        return
+    yield source_finding(
+        context,
+        "lookup.icp_not_found",
+        subject="provider",
+        evidence=_refs(fact),
+        query=fact.get("query"),
+        at=_at(fact),
+    )
+
+
+@rule(
+    "lookup.icp_nature",
+    title_zh="官方备案主体性质不是企业",
+    title_en="Official filing nature is not an enterprise",
+    red_flag=7,
+)
+def icp_nature(context: RuleContext) -> Iterator[Finding]:
+    """Official filing records whose natureName is not an accepted nature."""
+    fact = _fact(context, "icp_lookup")
+    if fact is None:
+        return
+    accepted = context.knowledge["filing"]["acceptable_natures"]
+    for record in _records(fact):
+        nature = record.get("natureName")
+        if nature and nature not in accepted:
+            yield source_finding(
+                context,
+                "lookup.icp_nature",
+                subject=f"icp_lookup:{record.get('mainLicence')}",
+                evidence=_refs(fact),
+                number=record.get("mainLicence"),
+                nature=nature,
+                accepted=joined(f"“{name}”" for name in accepted),
+                accepted_en=joined((f"'{name}'" for name in accepted), "en"),
+            )
+
+
+@rule(
+    "lookup.icp_unit_name",
+    title_zh="官方备案主办单位名称不一致",
+    title_en="Official filing operator name differs",
+    red_flag=5,
+)
+def icp_unit_name(context: RuleContext) -> Iterator[Finding]:
+    """Official filing records whose unitName differs from the legal name."""
+    fact = _fact(context, "icp_lookup")
+    if fact is None:
+        return
+    legal = fold_name(context.provider.legal_name, context.knowledge)
+    for record in _records(fact):
+        name = record.get("unitName")
+        if name and fold_name(name, context.knowledge) != legal:
+            yield source_finding(
+                context,
+                "lookup.icp_unit_name",
+                subject=f"icp_lookup:{record.get('mainLicence')}",
+                evidence=[
+                    *_refs(fact),
+                    registry("provider", context.provider.id, "legal_name", context.provider.legal_name),
+                ],
+                number=record.get("mainLicence"),
+                name=name,
+                legal_name=context.provider.legal_name,
+            )
+
+
+def _official_filings(fact: dict[str, Any]) -> set[tuple[str, ...] | None]:
+    keys = set()
+    for record in _records(fact):
+        for field in ("mainLicence", "serviceLicence"):
+            keys.add(number_key("icp_filing", record.get(field)))
+    keys.discard(None)
+    return keys
+
+
+@rule(
+    "lookup.icp_number_mismatch",
+    title_zh="登记的备案号官方未查到",
+    title_en="Recorded filing not found officially",
+)
+def icp_number_mismatch(context: RuleContext) -> Iterator[Finding]:
+    """Recorded ICP filings missing from the official results (only when the lookup found something)."""
+    fact = _fact(context, "icp_lookup")
+    if fact is None or not _records(fact):
+        return
+    official = _official_filings(fact)
+    found = sorted({record.get("mainLicence") or "" for record in _records(fact)} - {""})
+    for number, record, entity in registry_numbers(context.provider).get("icp_filing", []):
+        if number_key("icp_filing", number) in official:
+            continue
+        yield source_finding(
+            context,
+            "lookup.icp_number_mismatch",
+            subject=f"{entity}:{record.id}",
+            evidence=[*_refs(fact), registry(entity, record.id, "number", number)],
+            registry=number,
+            query=fact.get("query"),
+            found=joined(found),
+            found_en=joined(found, "en"),
+        )
+
+
+@rule("lookup.icp_unrecorded", title_zh="官方备案未登记", title_en="Official filing not recorded")
+def icp_unrecorded(context: RuleContext) -> Iterator[Finding]:
+    """Official filings (entity numbers) that the registry does not hold."""
+    fact = _fact(context, "icp_lookup")
+    if fact is None:
+        return
+    recorded = {
+        number_key("icp_filing", n) for n, _, _ in registry_numbers(context.provider).get("icp_filing", [])
+    }
+    seen = set()
+    for record in _records(fact):
+        number = record.get("mainLicence")
+        key = number_key("icp_filing", number)
+        if key is None or key in recorded or key in seen:
+            continue
+        seen.add(key)
+        yield source_finding(
+            context,
+            "lookup.icp_unrecorded",
+            subject=f"icp_lookup:{number}",
+            evidence=_refs(fact),
+            number=number,
+            domain=record.get("domain") or "—",
+        )
+
+
+# ------------------------------------------------------------------------------------------------ licences
+def _needed_items(context: RuleContext) -> dict[str, list[str]]:
+    """Business item -> offer kinds that need it, for the provider's offers (vetting.yaml offer_kinds)."""
+    needs: dict[str, list[str]] = {}
+    for offer in context.provider.offers:
+        kind = str(getattr(offer.offer_kind, "value", offer.offer_kind))
+        for item in context.knowledge["offer_kinds"].get(kind, {}).get("required_items", []):
+            if kind not in needs.setdefault(item, []):
+                needs[item].append(kind)
+    return needs
+
+
+def _good(context: RuleContext, record: dict[str, Any]) -> bool:
+    return record.get("status") in context.knowledge["licence_status"]["good"]
+
+
+@rule(
+    "lookup.licence_not_found",
+    title_zh="官方未查到许可证",
+    title_en="No licence in the official system",
+    red_flag=1,
+)
+def licence_not_found(context: RuleContext) -> Iterator[Finding]:
+    """The licence lookup found nothing while the provider sells something that needs a licence."""
+    fact = _fact(context, "licence_lookup")
+    if fact is None or _records(fact) or not _needed_items(context):
+        return
+    yield source_finding(
+        context,
+        "lookup.licence_not_found",
+        subject="provider",
+        evidence=_refs(fact),
+        query=fact.get("query"),
+        at=_at(fact),
+    )
+
+
+@rule(
+    "lookup.licence_status",
+    title_zh="官方许可证状态异常",
+    title_en="Official licence status is not normal",
+    red_flag=4,
+)
+def licence_status(context: RuleContext) -> Iterator[Finding]:
+    """Official licence records whose status is not a good one; severity per status (vetting.yaml)."""
+    fact = _fact(context, "licence_lookup")
+    if fact is None:
+        return
+    statuses = context.knowledge["licence_status"]
+    for record in _records(fact):
+        status = record.get("status") or ""
+        if _good(context, record):
+            continue
+        yield source_finding(
+            context,
+            "lookup.licence_status",
+            subject=f"licence_lookup:{record.get('licenceNo')}",
+            evidence=_refs(fact),
+            severity=statuses["severity"].get(status, statuses["default"]),
+            number=record.get("licenceNo"),
+            status=status or "—",
+            status_en=label(context, "licence_status", status, "en") if status else "empty",
+        )
+
+
+def _expiries(context: RuleContext) -> Iterator[tuple[dict[str, Any], date, int, dict[str, Any]]]:
+    """(record, expiry date, days from today, fact) for each valid official licence with an expiry date."""
+    fact = _fact(context, "licence_lookup")
+    if fact is None:
+        return
+    for record in _records(fact):
+        expires = _date(record.get("expiryDate"))
+        if expires is not None and _good(context, record):
+            yield record, expires, (expires - context.today).days, fact
+
+
+@rule("lookup.licence_expired", title_zh="官方许可证已过期", title_en="Official licence expired", red_flag=4)
+def licence_expired(context: RuleContext) -> Iterator[Finding]:
+    """Official expiry dates in the past."""
+    for record, expires, days, fact in _expiries(context):
+        if days < 0:
+            yield source_finding(
+                context,
+                "lookup.licence_expired",
+                subject=f"licence_lookup:{record.get('licenceNo')}",
+                evidence=_refs(fact),
+                number=record.get("licenceNo"),
+                expires_on=expires.isoformat(),
+                days=-days,
+            )
+
+
+@rule(
+    "lookup.licence_expiring", title_zh="官方许可证即将到期", title_en="Official licence expiring", red_flag=4
+)
+def licence_expiring(context: RuleContext) -> Iterator[Finding]:
+    """Official expiry dates within thresholds.licence_expiring_days (vetting.yaml)."""
+    limit = int(context.knowledge["thresholds"]["licence_expiring_days"])
+    for record, expires, days, fact in _expiries(context):
+        if 0 <= days <= limit:
+            yield source_finding(
+                context,
+                "lookup.licence_expiring",
+                subject=f"licence_lookup:{record.get('licenceNo')}",
+                evidence=_refs(fact),
+                number=record.get("licenceNo"),
+                expires_on=expires.isoformat(),
+                days=days,
+                limit=limit,
+            )
+
+
+@rule(
+    "lookup.licence_missing_item",
+    title_zh="官方许可证缺少所需业务",
+    title_en="Official licences lack a needed item",
+    red_flag=1,
+)
+def licence_missing_item(context: RuleContext) -> Iterator[Finding]:
+    """Items the offers need (e.g. B11) that no valid official licence includes."""
+    fact = _fact(context, "licence_lookup")
+    if fact is None or not _records(fact):
+        return
+    valid = [record for record in _records(fact) if _good(context, record)]
+    held = sorted({item for record in valid for item in record.get("businessItems") or []})
+    for item, kinds in sorted(_needed_items(context).items()):
+        if item in held:
+            continue
+        yield source_finding(
+            context,
+            "lookup.licence_missing_item",
+            subject=f"licence_lookup:{item}",
+            evidence=_refs(fact),
+            item=item,
+            offer_kinds=joined(label(context, "offer_kinds", kind, "zh") for kind in kinds),
+            offer_kinds_en=joined((label(context, "offer_kinds", kind, "en") for kind in kinds), "en"),
+            held=joined(held),
+            held_en=joined(held, "en"),
+        )
+
+
+@rule(
+    "lookup.licence_no_resource_collab",
+    title_zh="官方许可证 B11 不含云主机",
+    title_en="Official B11 excludes cloud hosts",
+    red_flag=2,
+)
+def licence_no_resource_collab(context: RuleContext) -> Iterator[Finding]:
+    """Cloud offers while every valid official B11 licence excludes 互联网资源协作服务."""
+    fact = _fact(context, "licence_lookup")
+    if fact is None:
+        return
+    needs_collab = any(
+        context.knowledge["offer_kinds"]
+        .get(str(getattr(o.offer_kind, "value", o.offer_kind)), {})
+        .get("needs_resource_collab")
+        for o in context.provider.offers
+    )
+    b11 = [r for r in _records(fact) if _good(context, r) and "B11" in (r.get("businessItems") or [])]
+    if not needs_collab or not b11 or not all(r.get("b11ExcludesResourceCollab") is True for r in b11):
+        return
+    yield source_finding(
+        context,
+        "lookup.licence_no_resource_collab",
+        subject="provider",
+        evidence=_refs(fact),
+        numbers=joined(r.get("licenceNo") for r in b11),
+    )
+
+
+@rule(
+    "lookup.licence_company_name",
+    title_zh="官方持证公司名称不一致",
+    title_en="Official licence holder name differs",
+    red_flag=5,
+)
+def licence_company_name(context: RuleContext) -> Iterator[Finding]:
+    """Official licence holders whose name differs from the legal name."""
+    fact = _fact(context, "licence_lookup")
+    if fact is None:
+        return
+    legal = fold_name(context.provider.legal_name, context.knowledge)
+    for record in _records(fact):
+        name = record.get("companyName")
+        if name and fold_name(name, context.knowledge) != legal:
+            yield source_finding(
+                context,
+                "lookup.licence_company_name",
+                subject=f"licence_lookup:{record.get('licenceNo')}",
+                evidence=[
+                    *_refs(fact),
+                    registry("provider", context.provider.id, "legal_name", context.provider.legal_name),
+                ],
+                number=record.get("licenceNo"),
+                name=name,
+                legal_name=context.provider.legal_name,
+            )
+
+
+@rule(
+    "lookup.licence_number_mismatch",
+    title_zh="登记的许可证官方未查到",
+    title_en="Recorded licence not found officially",
+)
+def licence_number_mismatch(context: RuleContext) -> Iterator[Finding]:
+    """Recorded licence numbers missing from the official results (only when the lookup found something)."""
+    fact = _fact(context, "licence_lookup")
+    if fact is None or not _records(fact):
+        return
+    official = {number_key("licence", record.get("licenceNo")) for record in _records(fact)}
+    found = sorted({record.get("licenceNo") or "" for record in _records(fact)} - {""})
+    for number, record, entity in registry_numbers(context.provider).get("licence", []):
+        if number_key("licence", number) in official:
+            continue
+        yield source_finding(
+            context,
+            "lookup.licence_number_mismatch",
+            subject=f"{entity}:{record.id}",
+            evidence=[*_refs(fact), registry(entity, record.id, "number", number)],
+            registry=number,
+            query=fact.get("query"),
+            found=joined(found),
+            found_en=joined(found, "en"),
+        )
+
+
+@rule("lookup.licence_unrecorded", title_zh="官方许可证未登记", title_en="Official licence not recorded")
+def licence_unrecorded(context: RuleContext) -> Iterator[Finding]:
+    """Official licences the registry does not hold."""
+    fact = _fact(context, "licence_lookup")
+    if fact is None:
+        return
+    recorded = {number_key("licence", n) for n, _, _ in registry_numbers(context.provider).get("licence", [])}
+    for record in _records(fact):
+        number = record.get("licenceNo")
+        key = number_key("licence", number)
+        if key is None or key in recorded:
+            continue
+        status = record.get("status") or ""
+        yield source_finding(
+            context,
+            "lookup.licence_unrecorded",
+            subject=f"licence_lookup:{number}",
+            evidence=_refs(fact),
+            number=number,
+            status=status or "—",
+            status_en=label(context, "licence_status", status, "en") if status else "—",
+        )

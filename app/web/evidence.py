@@ -1,0 +1,224 @@
+"""Evidence pages: the provider's "证据" tab, one piece of evidence shown safely, download, captcha images.
+
+Fetched pages are never served as live HTML from this origin: the detail page shows the bytes decoded
+and escaped inside <pre>; the download is application/octet-stream as an attachment with nosniff and
+a sandboxing CSP; only bytes whose magic says PNG/JPEG/GIF/WebP are served inline, as that image type.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Response, abort, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user
+from sqlmodel import Session
+
+from app import jobs
+from app.auth import role_required
+from app.db import get_session
+from app.models import Provider
+from app.models.enums import Role
+from app.models.evidence import Evidence
+from app.models.jobs import Job, JobState
+from app.services import evidence as service
+from app.services import providers as provider_service
+from app.services.errors import InvalidInput, NotFound
+from app.web import bp
+from app.web.credentials import credentials_panel
+from app.web.jobs import job_link, job_view
+from app.web.nav import provider_tab
+from scrapers.official import sniff_image
+
+FOOTER_JOB = "scrape.footer"
+PER_PAGE = 30
+PREVIEW_CHARS = 200_000
+SANDBOX_CSP = "default-src 'none'; sandbox"
+TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xhtml+xml",
+    "application/xml",
+    "application/javascript",
+)
+
+
+def purpose_label(purpose: str) -> str:
+    """The purpose in the UI language."""
+    from flask_babel import get_locale
+
+    zh, en = service.PURPOSES.get(purpose, (purpose, purpose))
+    return en if str(get_locale() or "zh") == "en" else zh
+
+
+@bp.app_template_filter("purpose")
+def _purpose_filter(purpose: str) -> str:
+    return purpose_label(purpose)
+
+
+def _evidence_or_404(evidence_id: int, *, with_body: bool = True) -> Evidence:
+    try:
+        return service.get_evidence(get_session(), evidence_id=evidence_id, with_body=with_body)
+    except NotFound:
+        abort(404)
+
+
+def _footer_jobs(session: Session, provider_id: int) -> list[dict[str, Any]]:
+    active = jobs.recent_jobs(
+        session, provider_id=provider_id, kind=FOOTER_JOB, states=(JobState.queued, JobState.running), limit=3
+    )
+    return [job_view(job) for job in active]
+
+
+def _footer_link(job: Job) -> str | None:
+    return url_for("web.provider_evidence", provider_id=job.provider_id) if job.provider_id else None
+
+
+provider_tab("web.provider_evidence", _l("证据"), order=60)
+job_link(FOOTER_JOB, _footer_link)
+
+
+def _footer_panel(session: Session, provider: Provider) -> dict[str, Any]:
+    return {
+        "footer": service.footer_facts(session, provider.id),
+        "footer_jobs": _footer_jobs(session, provider.id),
+    }
+
+
+credentials_panel("footer", "evidence/_panel.html", context=_footer_panel, order=30)
+
+
+def _render_tab(provider_id: int, *, url_error: str | None = None, url_value: str | None = None) -> Any:
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=provider_id)
+    purpose = request.args.get("purpose", "")
+    purposes = (purpose,) if purpose in service.PURPOSES else ()
+    page_arg = request.args.get("page", "1")
+    page = int(page_arg) if page_arg.isdigit() and 0 < int(page_arg) <= 100_000 else 1
+    rows, total = service.list_evidence(
+        session, provider_id=provider_id, purposes=purposes, page=page, per_page=PER_PAGE
+    )
+    html = render_template(
+        "evidence/tab.html",
+        provider=provider,
+        rows=rows,
+        total=total,
+        page=page,
+        pages=max(1, -(-total // PER_PAGE)),
+        purpose=purposes[0] if purposes else "",
+        purposes=service.PURPOSES,
+        footer=service.footer_facts(session, provider_id),
+        footer_jobs=_footer_jobs(session, provider_id),
+        url_error=url_error,
+        url_value=url_value if url_value is not None else (provider.website or ""),
+    )
+    return html, (422 if url_error else 200)
+
+
+@bp.get("/providers/<int:provider_id>/evidence")
+@role_required(Role.viewer)
+def provider_evidence(provider_id: int) -> Any:
+    """Everything fetched for a provider, newest first, plus the footer scrape and lookup buttons."""
+    return _render_tab(provider_id)
+
+
+@bp.post("/providers/<int:provider_id>/evidence/footer")
+@role_required(Role.analyst)
+def provider_footer_scrape(provider_id: int) -> Any:
+    """Queue a scrape of the provider's website (home + linked about / licence pages)."""
+    url = request.form.get("url", "").strip() or None
+    try:
+        job = service.start_footer_scrape(get_session(), provider_id=provider_id, user=current_user, url=url)
+    except InvalidInput as exc:
+        return _render_tab(provider_id, url_error=exc.errors[0].message, url_value=url or "")
+    if job.state == JobState.failed:
+        flash(_("抓取失败：%(error)s", error=job.error or ""), "danger")
+    else:
+        flash(_("已开始抓取官网页脚"), "success")
+    return redirect(request.form.get("next") or url_for("web.provider_evidence", provider_id=provider_id))
+
+
+def _preview(evidence: Evidence) -> dict[str, Any]:
+    """How the detail page shows the bytes: as an image, pretty JSON, escaped text, or not at all."""
+    if not evidence.body:
+        return {"mode": "empty"}
+    if sniff_image(evidence.body):
+        return {"mode": "image"}
+    content_type = evidence.content_type or ""
+    text, encoding = service.body_text(evidence)
+    if content_type == "application/json" or content_type.endswith("+json"):
+        try:
+            pretty = json.dumps(json.loads(evidence.body), ensure_ascii=False, indent=2)
+        except ValueError:
+            pretty = None
+        if pretty is not None:
+            return {
+                "mode": "text",
+                "text": pretty[:PREVIEW_CHARS],
+                "cut": len(pretty) > PREVIEW_CHARS,
+                "encoding": encoding,
+            }
+    if content_type.startswith(TEXT_TYPES) or not content_type:
+        return {
+            "mode": "text",
+            "text": text[:PREVIEW_CHARS],
+            "cut": len(text) > PREVIEW_CHARS,
+            "encoding": encoding,
+        }
+    return {"mode": "binary"}
+
+
+@bp.get("/evidence/<int:evidence_id>")
+@role_required(Role.viewer)
+def evidence_detail(evidence_id: int) -> Any:
+    """One piece of evidence: metadata, hash, what was read from it, and its content as escaped text."""
+    evidence = _evidence_or_404(evidence_id)
+    session = get_session()
+    provider = session.get(Provider, evidence.provider_id) if evidence.provider_id else None
+    children, _total = (
+        service.list_evidence(session, provider_id=evidence.provider_id, per_page=1000)
+        if evidence.provider_id
+        else ([], 0)
+    )
+    return render_template(
+        "evidence/detail.html",
+        evidence=evidence,
+        provider=provider,
+        preview=_preview(evidence),
+        children=[row for row in children if row.parent_id == evidence.id],
+        extracted=json.dumps(evidence.extracted, ensure_ascii=False, indent=2)
+        if evidence.extracted
+        else None,
+        headers=json.dumps(evidence.headers, ensure_ascii=False, indent=2) if evidence.headers else None,
+    )
+
+
+def _locked_down(response: Response) -> Response:
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Content-Security-Policy"] = SANDBOX_CSP
+    response.headers["Cache-Control"] = "private, no-store"
+    return response
+
+
+@bp.get("/evidence/<int:evidence_id>/download")
+@role_required(Role.viewer)
+def evidence_download(evidence_id: int) -> Any:
+    """The stored bytes as an attachment (never rendered by the browser)."""
+    evidence = _evidence_or_404(evidence_id)
+    response = Response(evidence.body, mimetype="application/octet-stream")
+    name = f"evidence-{evidence.id}-{evidence.sha256[:12]}.bin"
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    return _locked_down(response)
+
+
+@bp.get("/evidence/<int:evidence_id>/image")
+@role_required(Role.viewer)
+def evidence_image(evidence_id: int) -> Any:
+    """Stored bytes that are a PNG/JPEG/GIF/WebP picture (e.g. a captcha), served as that image type."""
+    evidence = _evidence_or_404(evidence_id)
+    content_type = sniff_image(evidence.body)
+    if content_type is None:
+        abort(404)
+    return _locked_down(Response(evidence.body, mimetype=content_type))

@@ -1,0 +1,191 @@
+"""Official lookup pages: start an ICP or licence lookup, answer its captcha, see the result.
+
+The captcha picture comes from stored evidence (web.evidence_image, served as an image type only).
+For the ICP slider captcha the picture is an <input type="image">: clicking the gap submits the click's
+x coordinate as the answer, without any script; it can also be typed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user
+from sqlmodel import Session
+
+from app.auth import role_required
+from app.db import get_session
+from app.models import Provider
+from app.models.enums import Role
+from app.models.evidence import Lookup, LookupKind, LookupState
+from app.models.jobs import Job
+from app.services import lookups as service
+from app.services import providers as provider_service
+from app.services.errors import Conflict, InvalidInput, NotFound
+from app.web import bp
+from app.web.credentials import credentials_panel
+from app.web.jobs import job_link, job_view
+
+STATE_LABELS = {
+    LookupState.pending: _l("正在获取验证码"),
+    LookupState.awaiting_answer: _l("等待输入验证码"),
+    LookupState.checking: _l("正在查询"),
+    LookupState.completed: _l("已完成"),
+    LookupState.failed: _l("失败"),
+}
+STATE_COLOURS = {
+    LookupState.pending: "secondary",
+    LookupState.awaiting_answer: "info",
+    LookupState.checking: "primary",
+    LookupState.completed: "success",
+    LookupState.failed: "danger",
+}
+KIND_LABELS = {LookupKind.icp: _l("ICP 备案查询"), LookupKind.licence: _l("增值电信许可证查询")}
+ICP_COLUMNS = ("unitName", "natureName", "mainLicence", "serviceLicence", "domain", "updateRecordTime")
+LICENCE_COLUMNS = (
+    "companyName",
+    "licenceNo",
+    "status",
+    "businessItems",
+    "coverage",
+    "issueDate",
+    "expiryDate",
+)
+
+
+def _max_failures() -> int:
+    return current_app.config["GPUVET_SETTINGS"].lookup_max_failures
+
+
+def _lookup_link(job: Job) -> str | None:
+    lookup_id = (job.params or {}).get("lookup_id")
+    return url_for("web.lookup_detail", lookup_id=lookup_id) if isinstance(lookup_id, int) else None
+
+
+for _kind in service.JOB_KINDS.values():
+    job_link(_kind, _lookup_link)
+
+
+def _view_globals() -> dict[str, Any]:
+    return {
+        "state_labels": STATE_LABELS,
+        "state_colours": STATE_COLOURS,
+        "kind_labels": KIND_LABELS,
+        "icp_columns": ICP_COLUMNS,
+        "licence_columns": LICENCE_COLUMNS,
+    }
+
+
+def _lookups_panel(session: Session, provider: Provider) -> dict[str, Any]:
+    return {"lookups": service.list_lookups(session, provider_id=provider.id, limit=5), **_view_globals()}
+
+
+credentials_panel("lookups", "lookups/_panel.html", context=_lookups_panel, order=40)
+
+
+def _render_list(provider_id: int, *, errors: dict[str, str] | None = None, status: int = 200) -> Any:
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=provider_id)
+    html = render_template(
+        "lookups/list.html",
+        provider=provider,
+        lookups=service.list_lookups(session, provider_id=provider_id, limit=50),
+        errors=errors or {},
+        form=request.form if request.method == "POST" else {},
+        **_view_globals(),
+    )
+    return html, status
+
+
+@bp.get("/providers/<int:provider_id>/lookups")
+@role_required(Role.viewer)
+def provider_lookups(provider_id: int) -> Any:
+    """The provider's official lookups and the forms to start new ones."""
+    return _render_list(provider_id)
+
+
+@bp.post("/providers/<int:provider_id>/lookups")
+@role_required(Role.analyst)
+def provider_lookup_start(provider_id: int) -> Any:
+    """Start a lookup: a job fetches the first captcha, then the lookup page asks for the answer."""
+    try:
+        lookup = service.start_lookup(
+            get_session(),
+            provider_id=provider_id,
+            kind=request.form.get("kind", ""),
+            query=request.form.get("query"),
+            user=current_user,
+            max_failures=_max_failures(),
+        )
+    except (InvalidInput, Conflict) as exc:
+        errors = {error.field: error.message for error in exc.errors}
+        return _render_list(provider_id, errors=errors, status=exc.status)
+    return redirect(url_for("web.lookup_detail", lookup_id=lookup.id))
+
+
+def _lookup_or_404(lookup_id: int) -> Lookup:
+    try:
+        return service.get_lookup(get_session(), lookup_id=lookup_id)
+    except NotFound:
+        abort(404)
+
+
+def _render_detail(lookup: Lookup, *, error: str | None = None, status: int = 200) -> Any:
+    session = get_session()
+    provider = session.get(Provider, lookup.provider_id)
+    job = session.get(Job, lookup.job_id) if lookup.job_id else None
+    html = render_template(
+        "lookups/detail.html",
+        lookup=lookup,
+        provider=provider,
+        job=job_view(job)
+        if job is not None and lookup.state in (LookupState.pending, LookupState.checking)
+        else None,
+        images=(lookup.captcha_extra or {}).get("images", []),
+        error=error,
+        can_retry=service.can_retry(session, lookup, max_failures=_max_failures()),
+        **_view_globals(),
+    )
+    return html, status
+
+
+@bp.get("/lookups/<int:lookup_id>")
+@role_required(Role.viewer)
+def lookup_detail(lookup_id: int) -> Any:
+    """A lookup's state: the captcha to answer, the progress, or the result."""
+    return _render_detail(_lookup_or_404(lookup_id))
+
+
+@bp.post("/lookups/<int:lookup_id>/answer")
+@role_required(Role.analyst)
+def lookup_answer(lookup_id: int) -> Any:
+    """Take the captcha answer (typed, or the x of a click on the picture) and run the lookup."""
+    lookup = _lookup_or_404(lookup_id)
+    answer = request.form.get("answer", "").strip() or request.form.get("pt.x", "")
+    try:
+        service.submit_answer(get_session(), lookup_id=lookup_id, answer=answer, user=current_user)
+    except (InvalidInput, Conflict) as exc:
+        return _render_detail(
+            service.get_lookup(get_session(), lookup_id=lookup.id),
+            error=exc.errors[0].message,
+            status=exc.status,
+        )
+    return redirect(url_for("web.lookup_detail", lookup_id=lookup_id))
+
+
+@bp.post("/lookups/<int:lookup_id>/retry")
+@role_required(Role.analyst)
+def lookup_retry(lookup_id: int) -> Any:
+    """Fetch a new captcha for a failed lookup."""
+    _lookup_or_404(lookup_id)
+    try:
+        service.retry_lookup(
+            get_session(), lookup_id=lookup_id, user=current_user, max_failures=_max_failures()
+        )
+    except Conflict as exc:
+        flash(exc.errors[0].message, "warning")
+    else:
+        flash(_("已重新获取验证码"), "info")
+    return redirect(url_for("web.lookup_detail", lookup_id=lookup_id))
