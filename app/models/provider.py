@@ -94,6 +94,8 @@ class ProviderBase(_Clean):
 
 
 class Provider(ProviderBase, table=True):
+    __audited__ = True
+
     id: Optional[int] = Field(default=None, primary_key=True)
     version: int = Field(default=1)
     created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
@@ -159,6 +161,8 @@ class LicenceBase(_Clean):
 
 
 class Licence(LicenceBase, table=True):
+    __audited__ = True
+
     id: Optional[int] = Field(default=None, primary_key=True)
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
     number: Optional[str] = Field(default=None, max_length=80, index=True)
@@ -177,6 +181,8 @@ class FilingBase(_Clean):
 
 
 class Filing(FilingBase, table=True):
+    __audited__ = True
+
     id: Optional[int] = Field(default=None, primary_key=True)
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
     number: Optional[str] = Field(default=None, max_length=80, index=True)
@@ -208,6 +214,8 @@ class CertificationBase(_Clean):
 
 
 class Certification(CertificationBase, table=True):
+    __audited__ = True
+
     id: Optional[int] = Field(default=None, primary_key=True)
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
     provider: Optional[Provider] = Relationship(back_populates="certifications")
@@ -226,6 +234,8 @@ class DatacenterBase(_Clean):
 
 
 class Datacenter(DatacenterBase, table=True):
+    __audited__ = True
+
     id: Optional[int] = Field(default=None, primary_key=True)
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
     provider: Optional[Provider] = Relationship(back_populates="datacenters")
@@ -270,6 +280,8 @@ class OfferBase(_Clean):
 
 
 class Offer(OfferBase, table=True):
+    __audited__ = True
+
     id: Optional[int] = Field(default=None, primary_key=True)
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
     datacenter_id: Optional[int] = Field(

@@ -11,6 +11,8 @@ from app.models.provider import utcnow
 
 
 class User(SQLModel, table=True):
+    __audited__ = True
+
     id: Optional[int] = Field(default=None, primary_key=True)
     username: str = Field(max_length=60, unique=True)
     password_hash: str = Field(max_length=255)

@@ -10,11 +10,16 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.orm import Session as OrmSession
 
-from app.models import AuditEntry, Certification, Datacenter, Filing, Licence, Offer, Provider, User
+from app.models import AuditEntry, Provider
 
-AUDITED = (Provider, Licence, Filing, Certification, Datacenter, Offer, User)
-# Bookkeeping columns and secrets are never copied into the audit trail.
+# Bookkeeping columns and secrets are never copied into the audit trail; a table adds its own
+# with `__audit_skip__`. A table is audited when its class sets `__audited__ = True`.
 SKIPPED = {"version", "updated_at", "created_at", "password_hash"}
+
+
+def is_audited(obj: Any) -> bool:
+    """Whether changes to this object are recorded (its class sets `__audited__`)."""
+    return bool(getattr(type(obj), "__audited__", False))
 
 
 def set_actor(session: OrmSession, *, user_id: int | None, name: str) -> None:
@@ -33,7 +38,8 @@ def _plain(value: Any) -> Any:
 
 
 def _columns(obj: Any) -> list[str]:
-    return [attr.key for attr in sa.inspect(obj).mapper.column_attrs if attr.key not in SKIPPED]
+    skipped = SKIPPED | set(getattr(type(obj), "__audit_skip__", ()))
+    return [attr.key for attr in sa.inspect(obj).mapper.column_attrs if attr.key not in skipped]
 
 
 def _snapshot(obj: Any) -> dict[str, list[Any]]:
@@ -82,13 +88,13 @@ def _record(session: OrmSession, _flush_context: Any) -> None:
     actor = session.info.get("actor", (None, "system"))
     rows = []
     for obj in session.new:
-        if isinstance(obj, AUDITED):
+        if is_audited(obj):
             rows.append(_entry(obj, "create", _snapshot(obj), actor))
     for obj in session.dirty:
-        if isinstance(obj, AUDITED) and (changes := _changes(obj)):
+        if is_audited(obj) and (changes := _changes(obj)):
             rows.append(_entry(obj, "update", changes, actor))
     for obj in session.deleted:
-        if isinstance(obj, AUDITED):
+        if is_audited(obj):
             before = {key: [value, None] for key, (_, value) in _snapshot(obj).items()}
             rows.append(_entry(obj, "delete", before, actor))
     if rows:

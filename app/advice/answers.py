@@ -1,0 +1,401 @@
+"""The questionnaire's answers: pydantic sections, workload-kind rules and one validation entry point.
+
+Every error names its field as "section.field" and says in Chinese and English what is accepted.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+from typing import Annotated, Any, Optional
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from app.advice import cities
+from app.models.fields import blank_to_none, split_list
+from app.services.errors import FieldError, InvalidInput, from_validation_error
+
+
+class WorkloadKind(StrEnum):
+    """What the GPUs will be used for; decides which questions are asked and what matters most."""
+
+    interactive_inference = "interactive_inference"
+    distributed_training = "distributed_training"
+    single_node_training = "single_node_training"
+    offline_batch = "offline_batch"
+
+
+class BatchKind(StrEnum):
+    """Offline batch work: training that runs for days, or rendering."""
+
+    training = "training"
+    rendering = "rendering"
+
+
+class Precision(StrEnum):
+    """Numeric precision of the gradients exchanged between nodes."""
+
+    fp32 = "fp32"
+    tf32 = "tf32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp8 = "fp8"
+
+
+class DataSource(StrEnum):
+    """Where the training data comes from."""
+
+    office_upload = "office_upload"
+    object_storage = "object_storage"
+    at_provider = "at_provider"
+
+
+class Criterion(StrEnum):
+    """Ranking criteria a buyer may put first."""
+
+    cost = "cost"
+    gpu = "gpu"
+    intranet = "intranet"
+    storage = "storage"
+    latency = "latency"
+    bandwidth = "bandwidth"
+    compliance = "compliance"
+    credentials = "credentials"
+    transparency = "transparency"
+
+
+def _city(value: str) -> str:
+    city = cities.lookup(value)
+    if city is None:
+        raise ValueError(
+            f"未知城市“{value}”：请填写地级市名称，如 {cities.examples()} "
+            f"(unknown city {value!r}; use a prefecture-level city name such as 北京, 上海, 乌兰察布)"
+        )
+    return city.name
+
+
+def _gpu_model(value: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", value).split()).upper()
+
+
+City = Annotated[str, AfterValidator(_city)]
+GpuModel = Annotated[str, Field(min_length=1, max_length=60), AfterValidator(_gpu_model)]
+
+
+_COMMAS = re.compile(r"[,，、;；\n]+")
+
+
+def _list(value: Any) -> Any:
+    """A list, or text separated by commas, 、 or semicolons (spaces stay: "RTX 4090" is one model)."""
+    if isinstance(value, str):
+        return [part.strip() for part in _COMMAS.split(value) if part.strip()]
+    return split_list(value)
+
+
+def _unique(values: list[Any]) -> list[Any]:
+    if len(set(values)) != len(values):
+        raise ValueError("有重复项 (contains duplicates)")
+    return values
+
+
+class Section(BaseModel):
+    """Base of every section: unknown keys are refused, blank text counts as not given."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blanks(cls, data: Any) -> Any:
+        """Blank text becomes None; a None for a field that has a default means "use the default"."""
+        if not isinstance(data, dict):
+            return data
+        cleaned = {key: blank_to_none(value) for key, value in data.items()}
+        return {
+            key: value
+            for key, value in cleaned.items()
+            if value is not None or key not in cls.model_fields or cls.model_fields[key].is_required()
+        }
+
+
+class WorkloadSection(Section):
+    """Step 1: what kind of work and what to call the case."""
+
+    kind: WorkloadKind
+    title: Optional[str] = Field(default=None, max_length=120)
+    batch_kind: Optional[BatchKind] = None
+
+
+class ComputeSection(Section):
+    """Nodes, GPUs per node and GPU preferences."""
+
+    nodes: int = Field(default=1, ge=1, le=1024)
+    gpus_per_node: int = Field(ge=1, le=64)
+    gpu_models: Annotated[
+        list[GpuModel], BeforeValidator(_list), AfterValidator(_unique), Field(max_length=10)
+    ] = Field(default_factory=list)
+    gpu_strict: bool = False
+    min_gpu_memory_gb: Optional[int] = Field(default=None, ge=1, le=2048)
+
+
+class ModelSection(Section):
+    """Model size, gradient precision and the step time the buyer aims for."""
+
+    parameters_billion: Optional[float] = Field(default=None, gt=0, le=100_000)
+    precision: Precision = Precision.bf16
+    target_step_seconds: Optional[float] = Field(default=None, gt=0, le=86_400)
+    sync_share: float = Field(default=0.3, gt=0, le=1)
+
+
+class DataSection(Section):
+    """Dataset size, where it comes from and how fast the loader reads it."""
+
+    dataset_gb: Optional[float] = Field(default=None, ge=0, le=100_000_000)
+    source: DataSource = DataSource.office_upload
+    samples_per_second: Optional[float] = Field(default=None, gt=0, le=100_000_000)
+    sample_kb: Optional[float] = Field(default=None, gt=0, le=10_000_000)
+
+
+class SiteSection(Section):
+    """Where the team sits and how fast its uplink is."""
+
+    office_city: City
+    uplink_mbps: Optional[float] = Field(default=None, gt=0, le=1_000_000)
+
+
+class UsersSection(Section):
+    """Interactive inference: where the users are and how long they may wait."""
+
+    user_cities: Annotated[
+        list[City], BeforeValidator(_list), AfterValidator(_unique), Field(max_length=20)
+    ] = Field(default_factory=list)
+    latency_budget_ms: float = Field(default=300, gt=0, le=60_000)
+    model_time_ms: float = Field(default=200, ge=0, le=60_000)
+
+
+class CheckpointSection(Section):
+    """Checkpoint size, how often one is written and how long training may pause for it."""
+
+    size_gb: Optional[float] = Field(default=None, gt=0, le=1_000_000)
+    interval_minutes: Optional[float] = Field(default=None, gt=0, le=100_000)
+    acceptable_stall_seconds: Optional[float] = Field(default=None, gt=0, le=86_400)
+
+
+class BudgetSection(Section):
+    """Monthly budget, how many hours a month the GPUs run, contract length and what matters most."""
+
+    monthly_cny: Optional[float] = Field(default=None, gt=0, le=10_000_000_000)
+    hours_per_month: float = Field(default=720, gt=0, le=744)
+    contract_months: int = Field(default=12, ge=1, le=120)
+    priorities: Annotated[
+        list[Criterion], BeforeValidator(_list), AfterValidator(_unique), Field(max_length=3)
+    ] = Field(default_factory=list)
+
+
+class ComplianceSection(Section):
+    """Certifications the buyer requires and whether bandwidth must be dedicated."""
+
+    iso27001: bool = False
+    dengbao_level: int = Field(default=0, ge=0, le=5)
+    dedicated_bandwidth: Optional[bool] = None
+
+
+class Answers(BaseModel):
+    """Everything the questionnaire asks; sections not asked for a workload kind keep their defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workload: WorkloadSection
+    compute: ComputeSection
+    model: ModelSection = Field(default_factory=ModelSection)
+    data: DataSection = Field(default_factory=DataSection)
+    site: SiteSection
+    users: UsersSection = Field(default_factory=UsersSection)
+    checkpoint: CheckpointSection = Field(default_factory=CheckpointSection)
+    budget: BudgetSection = Field(default_factory=BudgetSection)
+    compliance: ComplianceSection = Field(default_factory=ComplianceSection)
+
+    @property
+    def kind(self) -> WorkloadKind:
+        """The workload kind."""
+        return self.workload.kind
+
+    @property
+    def trains(self) -> bool:
+        """Whether the work is training (and so writes checkpoints)."""
+        return self.kind in (WorkloadKind.distributed_training, WorkloadKind.single_node_training) or (
+            self.kind == WorkloadKind.offline_batch and self.workload.batch_kind == BatchKind.training
+        )
+
+
+SECTIONS: dict[str, type[Section]] = {
+    "workload": WorkloadSection,
+    "compute": ComputeSection,
+    "model": ModelSection,
+    "data": DataSection,
+    "site": SiteSection,
+    "users": UsersSection,
+    "checkpoint": CheckpointSection,
+    "budget": BudgetSection,
+    "compliance": ComplianceSection,
+}
+
+# ---------------------------------------------------------------- rules that depend on the workload kind
+KindRule = Callable[[Answers], Iterator[FieldError]]
+KIND_RULES: list[tuple[str, KindRule]] = []
+
+REQUIRED = "必填项：{why} (required: {why_en})"
+
+
+def kind_rule(section: str) -> Callable[[KindRule], KindRule]:
+    """Register a rule that checks fields of `section` against the workload kind."""
+
+    def decorator(check: KindRule) -> KindRule:
+        KIND_RULES.append((section, check))
+        return check
+
+    return decorator
+
+
+def _missing(path: str, why: str, why_en: str) -> FieldError:
+    return FieldError(path, REQUIRED.format(why=why, why_en=why_en))
+
+
+@kind_rule("workload")
+def _batch_kind(answers: Answers) -> Iterator[FieldError]:
+    if answers.kind == WorkloadKind.offline_batch and answers.workload.batch_kind is None:
+        yield _missing(
+            "workload.batch_kind",
+            "离线任务须说明是训练还是渲染",
+            "say whether the batch work is training or rendering",
+        )
+
+
+@kind_rule("compute")
+def _nodes(answers: Answers) -> Iterator[FieldError]:
+    nodes = answers.compute.nodes
+    if answers.kind == WorkloadKind.distributed_training and nodes < 2:
+        yield FieldError(
+            "compute.nodes", "多机分布式训练至少 2 个节点 (distributed training needs at least 2 nodes)"
+        )
+    if answers.kind == WorkloadKind.single_node_training and nodes != 1:
+        yield FieldError(
+            "compute.nodes",
+            "单机训练只用 1 个节点；多个节点请选“多机分布式训练” "
+            "(single-node training uses 1 node; choose distributed_training for more)",
+        )
+
+
+@kind_rule("model")
+def _model(answers: Answers) -> Iterator[FieldError]:
+    if answers.kind != WorkloadKind.distributed_training:
+        return
+    if answers.model.parameters_billion is None:
+        yield _missing(
+            "model.parameters_billion",
+            "估算梯度同步流量需要参数量",
+            "the parameter count sizes the gradient traffic",
+        )
+    if answers.model.target_step_seconds is None:
+        yield _missing(
+            "model.target_step_seconds",
+            "估算所需内网带宽需要目标步长",
+            "the target step time sizes the intranet bandwidth",
+        )
+
+
+@kind_rule("data")
+def _data(answers: Answers) -> Iterator[FieldError]:
+    if answers.kind != WorkloadKind.interactive_inference and answers.data.dataset_gb is None:
+        yield _missing(
+            "data.dataset_gb",
+            "训练和离线任务须给出数据集大小",
+            "training and batch work need the dataset size",
+        )
+
+
+@kind_rule("site")
+def _uplink(answers: Answers) -> Iterator[FieldError]:
+    uploading = answers.data.source == DataSource.office_upload and (answers.data.dataset_gb or 0) > 0
+    if uploading and answers.kind != WorkloadKind.interactive_inference and answers.site.uplink_mbps is None:
+        yield _missing(
+            "site.uplink_mbps",
+            "数据从办公室上传时须给出上行带宽",
+            "the office uplink is needed when the data is uploaded from it",
+        )
+
+
+@kind_rule("users")
+def _users(answers: Answers) -> Iterator[FieldError]:
+    if answers.kind != WorkloadKind.interactive_inference:
+        return
+    if not answers.users.user_cities:
+        yield _missing(
+            "users.user_cities",
+            "交互式推理须说明用户所在城市",
+            "interactive inference needs the users' cities",
+        )
+    if answers.users.model_time_ms >= answers.users.latency_budget_ms:
+        yield FieldError(
+            "users.model_time_ms",
+            "模型计算时间须小于时延预算，否则网络没有余量 "
+            "(model time must be below the latency budget, or nothing is left for the network)",
+        )
+
+
+@kind_rule("checkpoint")
+def _checkpoint(answers: Answers) -> Iterator[FieldError]:
+    if not answers.trains:
+        return
+    if answers.checkpoint.size_gb is None:
+        yield _missing("checkpoint.size_gb", "训练须给出检查点大小", "training needs the checkpoint size")
+    if answers.checkpoint.acceptable_stall_seconds is None:
+        yield _missing(
+            "checkpoint.acceptable_stall_seconds",
+            "训练须给出保存检查点时可接受的停顿",
+            "training needs the pause a checkpoint save may cause",
+        )
+
+
+def kind_errors(answers: Answers, sections: set[str] | None = None) -> list[FieldError]:
+    """Errors of the workload-kind rules, optionally only for some sections."""
+    return [
+        error
+        for section, check in KIND_RULES
+        if sections is None or section in sections
+        for error in check(answers)
+    ]
+
+
+# ---------------------------------------------------------------- entry points
+def validate_answers(data: Any) -> Answers:
+    """Validate a whole answers document; raise InvalidInput listing every problem by field."""
+    if not isinstance(data, dict):
+        raise InvalidInput("答卷须为 JSON 对象 (answers must be a JSON object)", field="")
+    try:
+        answers = Answers.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc) from None
+    errors = kind_errors(answers)
+    if errors:
+        raise InvalidInput(errors)
+    return answers
+
+
+def validate_section(name: str, data: Any) -> Section:
+    """Validate one section on its own (one questionnaire step); errors are named section.field."""
+    if name not in SECTIONS:
+        raise InvalidInput(f"没有这一部分：{name} (unknown section)", field="section")
+    try:
+        return SECTIONS[name].model_validate(data if data is not None else {})
+    except ValidationError as exc:
+        raise from_validation_error(exc, prefix=name) from None

@@ -1,0 +1,309 @@
+"""The procurement checklist: items from the knowledge base, chosen for a case (and a provider), ticked
+automatically from evidence (credential findings, measurements) or by hand."""
+
+from __future__ import annotations
+
+import functools
+import operator
+import string
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from app.advice.facts import SOURCE_LABELS, OfferFacts, ProviderFacts
+from app.advice.knowledge import load
+from app.advice.numbers import fmt, tidy
+from app.advice.requirements import Needs, network_constants
+
+OPEN, PASSED, FAILED, MEASURED = "open", "passed", "failed", "measured"
+TOPICS = ("licence", "network", "storage", "gpu", "latency", "contract")
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    """One thing to ask or verify, how to do it, and when it passes."""
+
+    key: str
+    topic: str
+    title_zh: str
+    title_en: str
+    how_zh: str
+    how_en: str
+    pass_zh: str
+    pass_en: str
+    command: str | None = None
+    target_zh: str | None = None
+    target_en: str | None = None
+    kinds: tuple[str, ...] = ()
+    when: tuple[str, ...] = ()
+    red_flags: tuple[int, ...] = ()
+    measurements: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Tick:
+    """A hand-made tick: who, when, why, and a link to the evidence."""
+
+    item_key: str
+    provider_id: int | None
+    done: bool
+    by: str
+    at: datetime | None
+    comment: str = ""
+    evidence_url: str | None = None
+
+
+@dataclass
+class Entry:
+    """An item as it stands for this case (and provider)."""
+
+    item: ChecklistItem
+    status: str = OPEN
+    target_zh: str | None = None
+    target_en: str | None = None
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    tick: Tick | None = None
+
+    @property
+    def effective_status(self) -> str:
+        """A hand tick wins over the automatic status (both stay visible)."""
+        if self.tick is not None:
+            return PASSED if self.tick.done else (self.status if self.status != PASSED else OPEN)
+        return self.status
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        item = self.item
+        return {
+            "key": item.key,
+            "topic": item.topic,
+            "title_zh": item.title_zh,
+            "title_en": item.title_en,
+            "how_zh": item.how_zh,
+            "how_en": item.how_en,
+            "command": item.command,
+            "pass_zh": item.pass_zh,
+            "pass_en": item.pass_en,
+            "target_zh": self.target_zh,
+            "target_en": self.target_en,
+            "auto_status": self.status,
+            "status": self.effective_status,
+            "evidence": self.evidence,
+            "tick": None
+            if self.tick is None
+            else {
+                "done": self.tick.done,
+                "by": self.tick.by,
+                "at": self.tick.at.isoformat() if self.tick.at else None,
+                "comment": self.tick.comment,
+                "evidence_url": self.tick.evidence_url,
+            },
+        }
+
+
+# ---------------------------------------------------------------- the knowledge base
+Condition = Callable[[Needs, ProviderFacts | None, list[OfferFacts]], bool]
+CONDITIONS: dict[str, Condition] = {
+    "cloud_offers": lambda needs, provider, offers: (
+        provider is None or any(offer.offer_kind == "cloud_instance" for offer in offers)
+    ),
+    "certifications_required": lambda needs, provider, offers: needs.iso27001 or bool(needs.dengbao_level),
+    "rdma": lambda needs, provider, offers: needs.rdma_recommended,
+    "office_upload": lambda needs, provider, offers: needs.upload_s is not None,
+    "checkpoint": lambda needs, provider, offers: needs.checkpoint_write_mb_s is not None,
+}
+
+
+@functools.cache
+def items() -> tuple[ChecklistItem, ...]:
+    """Every item of app/knowledge/advice/checklist.yaml (keys unique, conditions known)."""
+    loaded = []
+    for row in load("checklist")["items"]:
+        evidence = row.get("evidence") or {}
+        item = ChecklistItem(
+            key=row["key"],
+            topic=row["topic"],
+            title_zh=tidy(row["title_zh"]),
+            title_en=tidy(row["title_en"]),
+            how_zh=tidy(row["how_zh"]),
+            how_en=tidy(row["how_en"]),
+            pass_zh=tidy(row["pass_zh"]),
+            pass_en=tidy(row["pass_en"]),
+            command=row.get("command"),
+            target_zh=row.get("target_zh"),
+            target_en=row.get("target_en"),
+            kinds=tuple(row.get("kinds", ())),
+            when=tuple(row.get("when", ())),
+            red_flags=tuple(evidence.get("red_flags", ())),
+            measurements=tuple(evidence.get("measurements", ())),
+        )
+        unknown = [name for name in item.when if name not in CONDITIONS]
+        if unknown or item.topic not in TOPICS:
+            raise ValueError(f"checklist item {item.key}: unknown condition {unknown} or topic {item.topic}")
+        if any(existing.key == item.key for existing in loaded):
+            raise ValueError(f"checklist item {item.key} is listed twice")
+        loaded.append(item)
+    return tuple(loaded)
+
+
+def item_keys() -> set[str]:
+    """Keys of every checklist item."""
+    return {item.key for item in items()}
+
+
+def _values(needs: Needs, extra: dict[str, Any]) -> dict[str, str]:
+    """Case numbers the item targets may name."""
+    values: dict[str, Any] = {
+        "needed_gbps": needs.needed_effective_gbps,
+        "needed_line_gbps": needs.needed_effective_gbps / network_constants()["tcp"]
+        if needs.needed_effective_gbps
+        else None,
+        "network_budget_ms": needs.network_budget_ms,
+        "upload_hours": needs.upload_s / 3600 if needs.upload_s is not None else None,
+        "read_iops": needs.read_iops,
+        "checkpoint_write_mb_s": needs.checkpoint_write_mb_s,
+        "checkpoint_gb": needs.checkpoint_gb,
+        "stall_s": needs.checkpoint_gb * 1000 / needs.checkpoint_write_mb_s
+        if needs.checkpoint_gb and needs.checkpoint_write_mb_s
+        else None,
+        "gpus_per_node": needs.gpus_per_node,
+        "gpu_models": " / ".join(needs.gpu_models) if needs.gpu_models else None,
+        "contract_months": needs.contract_months,
+        "iso27001_required": "required" if needs.iso27001 else None,
+        "dengbao_level": needs.dengbao_level or None,
+        **extra,
+    }
+    return {
+        key: fmt(value) if isinstance(value, (int, float)) else value
+        for key, value in values.items()
+        if value
+    }
+
+
+def _fill(template: str | None, values: dict[str, str]) -> str | None:
+    """The template with the case's numbers, or None when a number it names is not known."""
+    if not template:
+        return None
+    names = [name for _, name, _, _ in string.Formatter().parse(template) if name]
+    if any(name not in values for name in names):
+        return None
+    return template.format_map(values)
+
+
+# ---------------------------------------------------------------- automatic evidence
+COMPARE = {">=": operator.ge, "<=": operator.le}
+# Which case number a measured metric is held against.
+MEASUREMENT_TARGETS: dict[str, tuple[Callable[[Needs], float | None], str]] = {
+    "intranet_gbps": (lambda needs: needs.needed_effective_gbps, ">="),
+    "rdma_gbps": (lambda needs: needs.needed_effective_gbps, ">="),
+    "read_iops": (lambda needs: needs.read_iops, ">="),
+    "write_mb_s": (lambda needs: needs.checkpoint_write_mb_s, ">="),
+    "rtt_ms": (lambda needs: needs.network_budget_ms, "<="),
+}
+
+
+def _from_findings(entry: Entry, provider: ProviderFacts) -> None:
+    item = entry.item
+    if not item.red_flags:
+        return
+    related = [f for f in provider.findings if f.red_flag in item.red_flags and f.severity != "info"]
+    for finding in related:
+        entry.evidence.append(
+            {
+                "kind": "finding",
+                "rule_id": finding.rule_id,
+                "severity": finding.severity,
+                "message_zh": finding.message_zh,
+                "message_en": finding.message_en,
+                "link": finding.link,
+            }
+        )
+    if related:
+        entry.status = FAILED
+    elif provider.check is not None:
+        entry.status = PASSED
+        when = provider.check.at.strftime("%Y-%m-%d") if provider.check.at else ""
+        entry.evidence.append(
+            {
+                "kind": "check",
+                "message_zh": f"资质核查（{when}）未发现相关问题",
+                "message_en": f"the credential check ({when}) raised nothing related",
+                "link": provider.check.link,
+            }
+        )
+
+
+def _from_measurements(entry: Entry, needs: Needs, offers: list[OfferFacts]) -> None:
+    results = []
+    for offer in offers:
+        for metric in entry.item.measurements:
+            measured = offer.measurements.get(metric)
+            if measured is None:
+                continue
+            target, op = MEASUREMENT_TARGETS.get(metric, (lambda _needs: None, ">="))
+            goal = target(needs)
+            ok = None if goal is None else COMPARE[op](measured.value, goal)
+            results.append(ok)
+            zh, en = SOURCE_LABELS[measured.source]
+            goal_zh = f"，要求 {op} {fmt(goal)}" if goal is not None else ""
+            goal_en = f", required {op} {fmt(goal)}" if goal is not None else ""
+            entry.evidence.append(
+                {
+                    "kind": "measurement",
+                    "metric": metric,
+                    "value": measured.value,
+                    "unit": measured.unit,
+                    "ok": ok,
+                    "message_zh": f"{offer.name or offer.gpu_model}：{metric} = "
+                    f"{fmt(measured.value)} {measured.unit}（{zh}）{goal_zh}",
+                    "message_en": f"{offer.name or offer.gpu_model}: {metric} = {fmt(measured.value)} "
+                    f"{measured.unit} ({en}){goal_en}",
+                    "link": measured.link,
+                }
+            )
+    if not results or entry.status == FAILED:
+        return
+    if any(ok is False for ok in results):
+        entry.status = FAILED
+    elif all(ok is True for ok in results):
+        entry.status = PASSED
+    elif entry.status == OPEN:
+        entry.status = MEASURED
+
+
+def select(
+    needs: Needs, provider: ProviderFacts | None = None, offers: Iterable[OfferFacts] = ()
+) -> list[ChecklistItem]:
+    """The items that apply to the case's workload kind (and to the provider's offers)."""
+    offers = list(offers)
+    return [
+        item
+        for item in items()
+        if (not item.kinds or needs.kind.value in item.kinds)
+        and all(CONDITIONS[name](needs, provider, offers) for name in item.when)
+    ]
+
+
+def build(
+    needs: Needs,
+    *,
+    provider: ProviderFacts | None = None,
+    offers: Iterable[OfferFacts] = (),
+    ticks: Iterable[Tick] = (),
+    extra_values: dict[str, Any] | None = None,
+) -> list[Entry]:
+    """A case's checklist (for one provider if given): auto-ticked from evidence, hand ticks applied."""
+    offers = list(offers)
+    values = _values(needs, extra_values or {})
+    provider_id = provider.id if provider else None
+    by_key = {tick.item_key: tick for tick in ticks if tick.provider_id == provider_id}
+    entries = []
+    for item in select(needs, provider, offers):
+        entry = Entry(item, target_zh=_fill(item.target_zh, values), target_en=_fill(item.target_en, values))
+        if provider is not None:
+            _from_findings(entry, provider)
+            _from_measurements(entry, needs, offers)
+        entry.tick = by_key.get(item.key)
+        entries.append(entry)
+    return entries

@@ -1,0 +1,158 @@
+"""One entry point: answers + the registry's offers -> requirements, ranked offers, checklist and FAQ."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from app.advice import checklist, faq
+from app.advice.answers import Answers
+from app.advice.facts import OfferFacts
+from app.advice.knowledge import assumptions, load
+from app.advice.numbers import fmt, tidy
+from app.advice.ranking import Assessment, assessment_dict, rank_offers
+from app.advice.requirements import Needs, compute_needs, rtt_between
+
+
+@dataclass
+class Advice:
+    """The whole answer for one case."""
+
+    answers: Answers
+    needs: Needs
+    ranked: list[Assessment]
+    checklist: list[checklist.Entry]
+    faq: list[dict[str, Any]]
+
+    @property
+    def eligible(self) -> list[Assessment]:
+        """Offers that pass every hard constraint, best first."""
+        return [a for a in self.ranked if not a.excluded]
+
+    @property
+    def excluded(self) -> list[Assessment]:
+        """Offers excluded by a hard constraint."""
+        return [a for a in self.ranked if a.excluded]
+
+    def to_dict(self, *, limit: int | None = None) -> dict[str, Any]:
+        """JSON form (the `flask advise` output and the API's `advice`)."""
+        offers = self.ranked if limit is None else self.eligible[:limit] + self.excluded[:limit]
+        return {
+            "workload": workload_summary(self.needs),
+            "requirements": [quantity.to_dict() for quantity in self.needs.quantities],
+            "rtt_table": rtt_table(self.needs, self.ranked),
+            "summary": {
+                "offers": len(self.ranked),
+                "eligible": len(self.eligible),
+                "excluded": len(self.excluded),
+                "unverified": unverified_notes(self.ranked),
+            },
+            "offers": [assessment_dict(a, self.needs) for a in offers],
+            "checklist": [entry.to_dict() for entry in self.checklist],
+            "faq": self.faq,
+            "assumptions": assumption_list(),
+        }
+
+
+def workload_summary(needs: Needs) -> dict[str, Any]:
+    """Label and guidance of the case's workload kind."""
+    scenario = load("scenarios")["kinds"][needs.kind.value]
+    return {
+        "kind": needs.kind.value,
+        "label_zh": scenario["label_zh"],
+        "label_en": scenario["label_en"],
+        "sensitive_zh": scenario["sensitive_zh"],
+        "sensitive_en": scenario["sensitive_en"],
+        "guidance_zh": tidy(scenario["guidance_zh"]),
+        "guidance_en": tidy(scenario["guidance_en"]),
+        "dedicated_bandwidth": needs.dedicated_bandwidth,
+    }
+
+
+def rtt_table(needs: Needs, ranked: list[Assessment]) -> list[dict[str, Any]]:
+    """Estimated distance and round trip from the office and each user city to every datacenter city."""
+    origins = [needs.office_city, *[city for city in needs.user_cities if city != needs.office_city]]
+    rows: dict[str, dict[str, Any]] = {}
+    for a in ranked:
+        if a.city is None or a.city.name in rows:
+            continue
+        row: dict[str, Any] = {"datacenter_city": a.city.name, "province": a.city.province, "from": []}
+        for origin in origins:
+            distance, rtt = rtt_between(origin, a.city)
+            row["from"].append({"city": origin.name, "km": round(distance), "rtt_ms": round(rtt, 1)})
+        rows[a.city.name] = row
+    return sorted(rows.values(), key=lambda row: row["from"][0]["rtt_ms"])
+
+
+def unverified_notes(ranked: list[Assessment]) -> list[dict[str, str]]:
+    """What the advice rests on that nobody has verified yet."""
+    providers = {a.offer.provider.id: a.offer.provider for a in ranked}
+    unchecked = [p for p in providers.values() if p.check is None and not p.findings]
+    measured = sum(1 for a in ranked if a.offer.measurements)
+    notes = []
+    if unchecked:
+        notes.append(
+            {
+                "code": "credentials.unchecked",
+                "message_zh": f"{len(unchecked)} / {len(providers)} 家供应商尚无资质核查记录："
+                "许可证等信息只是登记数据",
+                "message_en": f"{len(unchecked)} of {len(providers)} providers have no credential check on "
+                "record: their licences are registry data only",
+            }
+        )
+    if measured < len(ranked):
+        notes.append(
+            {
+                "code": "measurements.none",
+                "message_zh": f"{len(ranked) - measured} / {len(ranked)} 个套餐没有实测数据："
+                "带宽、IOPS 等都是服务商声称或按类型估算",
+                "message_en": f"{len(ranked) - measured} of {len(ranked)} offers have no measurements: "
+                "bandwidth, IOPS and the like are claimed by the provider or typical for the type",
+            }
+        )
+    return notes
+
+
+def assumption_list() -> list[dict[str, Any]]:
+    """The constants the arithmetic used, with their source (domain fact or product assumption)."""
+    data = assumptions()
+    out = []
+    for section in ("network", "latency"):
+        for key, item in data[section].items():
+            if isinstance(item, dict) and "zh" in item:
+                value = item.get("value", f"{fmt(item.get('low'))}-{fmt(item.get('high'))}")
+                out.append(
+                    {
+                        "key": f"{section}.{key}",
+                        "value": value,
+                        "source": item["source"],
+                        "zh": item["zh"],
+                        "en": item["en"],
+                    }
+                )
+    storage = data["storage"]
+    out.append(
+        {
+            "key": "storage.typical",
+            "value": storage["typical"],
+            "source": storage["source"],
+            "zh": storage["zh"],
+            "en": storage["en"],
+        }
+    )
+    return out
+
+
+def advise(
+    answers: Answers,
+    offers: list[OfferFacts],
+    *,
+    today: date | None = None,
+    ticks: list[checklist.Tick] | None = None,
+) -> Advice:
+    """Compute the needs, rank the offers, and build the case checklist and the FAQ."""
+    needs = compute_needs(answers)
+    ranked = rank_offers(offers, needs, today=today or date.today())
+    entries = checklist.build(needs, ticks=ticks or [])
+    return Advice(answers, needs, ranked, entries, faq.build(needs, ranked))

@@ -1,0 +1,163 @@
+"""Plain, immutable facts about offers, providers, licences, findings and measurements.
+
+The services layer builds these from the database (or the perf script builds thousands of them); the
+ranking reads nothing else, so it stays pure and fast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from app.vetting.identifiers import identify
+
+# Where a figure came from, strongest first.
+MEASURED = "measured"  # a benchmark run on a trial server
+VERIFIED = "verified"  # confirmed by a credential check / official lookup
+CLAIMED = "claimed"  # what the provider states (registry data)
+ASSUMED = "assumed"  # a typical value for the kind of thing (knowledge base), not about this offer
+ESTIMATED = "estimated"  # computed by this product from other figures (e.g. RTT from distance)
+UNKNOWN = "unknown"
+
+SOURCE_LABELS = {
+    MEASURED: ("实测", "measured"),
+    VERIFIED: ("已核实", "verified"),
+    CLAIMED: ("服务商声称", "claimed by provider"),
+    ASSUMED: ("按类型估算", "typical for its type (assumed)"),
+    ESTIMATED: ("估算", "estimated"),
+    UNKNOWN: ("未知", "unknown"),
+}
+
+
+@dataclass(frozen=True)
+class LicenceFacts:
+    """A licence as recorded, with what its number says about issuer and province."""
+
+    number: str
+    kind: str  # identify() kind: "licence", or e.g. "icp_filing" when a filing was shown as the licence
+    province: str | None  # province of a provincial licence (from its prefix)
+    issuer_level: str | None  # "provincial" or "ministry"
+    foreign_invested: bool
+    business_items: frozenset[str]
+    resource_collab: bool | None
+    coverage: tuple[str, ...]
+    status: str
+    issued_on: date | None = None
+    expires_on: date | None = None
+
+    @classmethod
+    def from_record(
+        cls,
+        *,
+        number_raw: str,
+        business_items: list[str] | tuple[str, ...],
+        b11_includes_resource_collab: bool | None,
+        coverage: list[str] | tuple[str, ...],
+        status: Any,
+        issued_on: date | None,
+        expires_on: date | None,
+    ) -> LicenceFacts:
+        """Facts of one licence record; the number is parsed to learn its province and issuer level."""
+        ident = identify(number_raw)
+        return cls(
+            number=ident.normalized or number_raw,
+            kind=ident.kind,
+            province=ident.province,
+            issuer_level=ident.parts.get("issuer_level"),
+            foreign_invested=bool(ident.parts.get("foreign_invested")),
+            business_items=frozenset(business_items),
+            resource_collab=b11_includes_resource_collab,
+            coverage=tuple(coverage),
+            status=getattr(status, "value", status),
+            issued_on=issued_on,
+            expires_on=expires_on,
+        )
+
+
+@dataclass(frozen=True)
+class FindingFacts:
+    """A stored finding of a credential (or benchmark) check about a provider."""
+
+    rule_id: str
+    severity: str  # blocker | warning | info
+    message_zh: str
+    message_en: str
+    red_flag: int | None = None
+    subject: str = ""
+    link: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckFacts:
+    """That a credential check ran for a provider, when, and where to see it."""
+
+    at: datetime | None
+    link: str | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A figure measured on a trial server (or verified elsewhere), beating what the offer claims."""
+
+    value: float
+    unit: str
+    source: str = MEASURED
+    link: str | None = None
+    at: datetime | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class ProviderFacts:
+    """What the ranking needs to know about a provider."""
+
+    id: int
+    name: str
+    short_name: str | None = None
+    status: str = "candidate"
+    licences: tuple[LicenceFacts, ...] = ()
+    iso27001: bool = False
+    dengbao_level: int | None = None
+    discloses_network: bool | None = None
+    discloses_storage: bool | None = None
+    check: CheckFacts | None = None
+    findings: tuple[FindingFacts, ...] = ()
+
+    @property
+    def display_name(self) -> str:
+        """Short name when there is one."""
+        return self.short_name or self.name
+
+
+@dataclass(frozen=True)
+class OfferFacts:
+    """One offer of the registry with its provider and datacenter, ready to be ranked."""
+
+    id: int
+    provider: ProviderFacts
+    name: str | None
+    offer_kind: str
+    gpu_model: str
+    gpus_per_node: int
+    gpu_memory_gb: int | None = None
+    intranet_gbps: float | None = None
+    rdma_type: str = "none"
+    rdma_gbps: float | None = None
+    public_mbps: float | None = None
+    bandwidth_type: str = "unknown"
+    storage_type: str = "unknown"
+    storage_capacity_gb: int | None = None
+    nominal_iops: int | None = None
+    price_gpu_hour_cny: float | None = None
+    price_month_cny: float | None = None
+    datacenter_name: str | None = None
+    datacenter_province: str | None = None
+    datacenter_city: str | None = None
+    measurements: dict[str, Measurement] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        """Provider and offer name for lists."""
+        return f"{self.provider.display_name} · {self.name or self.gpu_model}"

@@ -1,0 +1,1041 @@
+"""Rank the registry's offers against a case: hard constraints exclude (with the reason), criteria score.
+
+Constraints and criteria are registries: a new one is a decorated function, not another branch. Every
+figure an offer is judged on carries its source (measured / verified / claimed / assumed / estimated), and
+a measured figure always beats the provider's claim.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, NamedTuple
+
+from app.advice import cities, sizing
+from app.advice.answers import WorkloadKind
+from app.advice.facts import (
+    ASSUMED,
+    CLAIMED,
+    ESTIMATED,
+    SOURCE_LABELS,
+    UNKNOWN,
+    OfferFacts,
+    ProviderFacts,
+)
+from app.advice.knowledge import assumptions, load
+from app.advice.licensing import Coverage, check_coverage, idc_licences
+from app.advice.numbers import fmt
+from app.advice.reasons import Reason, Texts
+from app.advice.requirements import Needs, latency_constants, network_constants, storage_name
+from app.advice.sizing import MonthlyCost, monthly_cost, sync_seconds
+
+
+class Figure(NamedTuple):
+    """A number an offer is judged on, and where it came from."""
+
+    key: str
+    value: Any
+    unit: str
+    source: str
+    link: str | None = None
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form with the source spelled out in both languages."""
+        zh, en = SOURCE_LABELS[self.source]
+        value = round(self.value, 3) if isinstance(self.value, float) else self.value
+        return {
+            "key": self.key,
+            "value": value,
+            "unit": self.unit,
+            "source": self.source,
+            "source_zh": zh,
+            "source_en": en,
+            "link": self.link,
+            "note": self.note,
+        }
+
+
+@dataclass
+class CriterionScore:
+    """One scored criterion of one offer."""
+
+    key: str
+    weight: float
+    score: float
+    reason: Reason
+
+    def to_dict(self, labels: dict[str, Any]) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "criterion": self.key,
+            "label_zh": labels[self.key]["label_zh"],
+            "label_en": labels[self.key]["label_en"],
+            "weight": round(self.weight, 2),
+            "score": round(self.score, 3),
+            "message_zh": self.reason.zh,
+            "message_en": self.reason.en,
+        }
+
+
+_NO_RTT: dict[str, float] = {}
+
+
+class Assessment:
+    """Everything the ranking found out about one offer (a plain slotted class: one is made per offer)."""
+
+    __slots__ = (
+        "city",
+        "cost",
+        "coverage",
+        "criteria",
+        "effective_gbps",
+        "excluded",
+        "marks",
+        "offer",
+        "office_rtt_ms",
+        "rank",
+        "rtt_figure",
+        "score",
+        "sync_s",
+        "user_rtt_ms",
+    )
+
+    def __init__(self, offer: OfferFacts) -> None:
+        self.offer = offer
+        self.excluded: list[Reason] = []
+        self.marks: list[Reason] = []
+        self.criteria: list[CriterionScore] = []
+        self.cost: MonthlyCost | None = None
+        self.coverage: Coverage | None = None
+        self.city: cities.City | None = None
+        self.office_rtt_ms: float | None = None
+        self.user_rtt_ms: dict[str, float] = _NO_RTT  # replaced (never changed in place) by the latency check
+        self.rtt_figure: Figure | None = None
+        self.effective_gbps: float | None = None
+        self.sync_s: float | None = None
+        self.score: float | None = None
+        self.rank: int | None = None
+
+    def exclude(self, code: str, zh: str | Texts, en: str | None = None) -> None:
+        """Record a hard constraint the offer fails (texts may be a function writing both)."""
+        self.excluded.append(Reason(code, zh, en))
+
+    def mark(self, code: str, zh: str | Texts, en: str | None = None) -> None:
+        """Record something to verify or beware of, without excluding the offer."""
+        self.marks.append(Reason(code, zh, en))
+
+    def cost_text(self, needs: Needs) -> tuple[str, str] | None:
+        """How the monthly cost was worked out, in Chinese and English."""
+        return _cost_text(self.cost, self, needs) if self.cost and self.cost.value is not None else None
+
+
+def best(offer: OfferFacts, key: str, claimed: Any, typical: Any = None) -> tuple[Any, str]:
+    """The best-sourced value for `key` and its source: measured, else claimed, else typical, else unknown."""
+    measurements = offer.measurements
+    if measurements:
+        measured = measurements.get(key)
+        if measured is not None:
+            return measured.value, measured.source
+    if claimed is not None:
+        return claimed, CLAIMED
+    if typical is not None:
+        return typical, ASSUMED
+    return None, UNKNOWN
+
+
+def _typical(storage_type: str, name: str) -> Any:
+    return assumptions()["storage"]["typical"].get(storage_type, {}).get(name)
+
+
+# What each figure of an offer is called, its unit, what the provider claims and the typical value.
+FIGURES: dict[str, tuple[str, Callable[[OfferFacts], Any], Callable[[OfferFacts], Any]]] = {
+    "rdma_gbps": ("Gbps", lambda o: o.rdma_gbps if o.rdma_type != "none" else None, lambda o: None),
+    "intranet_gbps": ("Gbps", lambda o: o.intranet_gbps, lambda o: None),
+    "read_iops": ("IOPS", lambda o: o.nominal_iops, lambda o: _typical(o.storage_type, "iops")),
+    "write_mb_s": ("MB/s", lambda o: None, lambda o: _typical(o.storage_type, "write_mb_s")),
+    "bandwidth_type": (
+        "",
+        lambda o: None if o.bandwidth_type == "unknown" else o.bandwidth_type,
+        lambda o: None,
+    ),
+    "public_mbps": ("Mbps", lambda o: o.public_mbps, lambda o: None),
+}
+
+
+def figures_of(a: Assessment) -> list[Figure]:
+    """Every figure the offer was judged on, each with its source and, when measured, the link."""
+    offer, out = a.offer, []
+    for key, (unit, claimed, typical) in FIGURES.items():
+        measured = offer.measurements.get(key) if offer.measurements else None
+        if measured is not None:
+            out.append(
+                Figure(key, measured.value, measured.unit, measured.source, measured.link, measured.note)
+            )
+            continue
+        value, source = best(offer, key, claimed(offer), typical(offer))
+        out.append(Figure(key, value, unit, source))
+    if a.rtt_figure is not None:
+        out.append(a.rtt_figure)
+    return out
+
+
+@dataclass
+class Context:
+    """Per-run values shared by every offer (constants, caches, the cheapest eligible cost)."""
+
+    needs: Needs
+    today: date
+    network: dict[str, float]
+    typical_storage: dict[str, dict[str, float]]
+    scoring: dict[str, Any]
+    scope_cache: dict[tuple[int, str | None, str], Any] = field(default_factory=dict)
+    place_cache: dict[tuple[str | None, str | None], Any] = field(default_factory=dict)
+    cheapest: float | None = None
+    reasons: dict[tuple[Any, ...], Reason] = field(default_factory=dict)
+    standing: dict[int, Any] = field(default_factory=dict)
+
+    def shared(self, key: tuple[Any, ...], code: str, texts: Texts) -> Reason:
+        """One Reason object for every offer that fails the same way (e.g. "needs RDMA, has none")."""
+        reason = self.reasons.get(key)
+        if reason is None:
+            reason = self.reasons[key] = Reason(code, texts)
+        return reason
+
+
+Constraint = Callable[[Assessment, Context], None]
+Scorer = Callable[[Assessment, Context], tuple[float, Reason]]
+CONSTRAINTS: dict[str, Constraint] = {}
+CRITERIA: dict[str, Scorer] = {}
+
+
+def constraint(name: str) -> Callable[[Constraint], Constraint]:
+    """Register a hard constraint; it calls assessment.exclude() / .mark()."""
+
+    def decorator(check: Constraint) -> Constraint:
+        if name in CONSTRAINTS:
+            raise ValueError(f"constraint {name!r} is registered twice")
+        CONSTRAINTS[name] = check
+        return check
+
+    return decorator
+
+
+def criterion(name: str) -> Callable[[Scorer], Scorer]:
+    """Register a scored criterion returning (score 0-1, explanation)."""
+
+    def decorator(check: Scorer) -> Scorer:
+        if name in CRITERIA:
+            raise ValueError(f"criterion {name!r} is registered twice")
+        CRITERIA[name] = check
+        return check
+
+    return decorator
+
+
+# ---------------------------------------------------------------- shared lookups
+def _norm_gpu(text: str) -> str:
+    return "".join(text.upper().split())
+
+
+def gpu_preference_rank(needs: Needs, gpu_model: str) -> int | None:
+    """Position of the offer's GPU in the buyer's preference list (0 = first), or None."""
+    model = _norm_gpu(gpu_model)
+    for index, wanted in enumerate(needs.gpu_models):
+        key = _norm_gpu(wanted)
+        if model == key or model.startswith(key):
+            return index
+    return None
+
+
+def datacenter_city(offer: OfferFacts) -> tuple[cities.City | None, bool]:
+    """The datacenter's city from the table, else its province's capital (True: a fallback)."""
+    city = cities.lookup(offer.datacenter_city)
+    if city is None and offer.datacenter_province:
+        return cities.capital_of(offer.datacenter_province), True
+    return city, False
+
+
+def rtt_to(origin: cities.City, city: cities.City) -> float:
+    """Estimated round trip between two cities."""
+    constants = latency_constants()
+    return sizing.rtt_ms(
+        cities.distance_km(origin, city),
+        route_factor=constants["route_factor"],
+        km_per_ms=constants["km_per_ms"],
+        equipment_ms=constants["equipment_ms"],
+    )
+
+
+def _cost_text(cost: MonthlyCost, a: Assessment, needs: Needs) -> tuple[str, str]:
+    offer = a.offer
+    parts_zh, parts_en = [], []
+    if cost.by_month is not None:
+        parts_zh.append(
+            f"月价 {fmt(offer.price_month_cny)} 元 × {needs.nodes} 节点 = {fmt(cost.by_month)} 元"
+        )
+        parts_en.append(
+            f"monthly price CNY {fmt(offer.price_month_cny)} × {needs.nodes} nodes = {fmt(cost.by_month)}"
+        )
+    if cost.by_gpu_hour is not None:
+        parts_zh.append(
+            f"{fmt(offer.price_gpu_hour_cny)} 元/卡·时 × {offer.gpus_per_node} 卡 "
+            f"× {fmt(needs.hours_per_month)} h × "
+            f"{needs.nodes} 节点 = {fmt(cost.by_gpu_hour)} 元"
+        )
+        parts_en.append(
+            f"CNY {fmt(offer.price_gpu_hour_cny)}/GPU-h × {offer.gpus_per_node} GPUs "
+            f"× {fmt(needs.hours_per_month)} h "
+            f"× {needs.nodes} nodes = {fmt(cost.by_gpu_hour)}"
+        )
+    basis_zh = {"month": "按月价", "gpu_hour": "按卡时价", "unknown": "无报价"}[cost.basis]
+    basis_en = {"month": "monthly price", "gpu_hour": "GPU-hour price", "unknown": "no price"}[cost.basis]
+    return f"{'；'.join(parts_zh)}（取{basis_zh}）", f"{'; '.join(parts_en)} (using the {basis_en})"
+
+
+# ---------------------------------------------------------------- hard constraints
+@dataclass(slots=True)
+class Scope:
+    """What a provider's own records say about renting from it in one province (shared by its offers)."""
+
+    provider: ProviderFacts
+    province: str | None
+    offer_kind: str
+    excluded: list[Reason] = field(default_factory=list)
+    marks: list[Reason] = field(default_factory=list)
+    coverage: Coverage | None = None
+
+    def exclude(self, code: str, zh: str | Texts, en: str | None = None) -> None:
+        """Record a hard constraint every offer of this scope fails."""
+        self.excluded.append(Reason(code, zh, en))
+
+
+ProviderConstraint = Callable[[Scope, "Context"], None]
+PROVIDER_CONSTRAINTS: dict[str, ProviderConstraint] = {}
+
+
+def provider_constraint(name: str) -> Callable[[ProviderConstraint], ProviderConstraint]:
+    """Register a hard constraint on the provider (status, licences, findings, certifications); it is
+    evaluated once per provider, province and offer kind, not once per offer."""
+
+    def decorator(check: ProviderConstraint) -> ProviderConstraint:
+        if name in PROVIDER_CONSTRAINTS:
+            raise ValueError(f"provider constraint {name!r} is registered twice")
+        PROVIDER_CONSTRAINTS[name] = check
+        return check
+
+    return decorator
+
+
+@constraint("provider")
+def _provider(a: Assessment, ctx: Context) -> None:
+    offer = a.offer
+    key = (offer.provider.id, offer.datacenter_province, offer.offer_kind)
+    scope = ctx.scope_cache.get(key)
+    if scope is None:
+        scope = Scope(offer.provider, offer.datacenter_province, offer.offer_kind)
+        for check in PROVIDER_CONSTRAINTS.values():
+            check(scope, ctx)
+        ctx.scope_cache[key] = scope
+    a.coverage = scope.coverage
+    if scope.excluded:
+        a.excluded.extend(scope.excluded)
+    if scope.marks:
+        a.marks.extend(scope.marks)
+
+
+@provider_constraint("provider_status")
+def _provider_status(scope: Scope, ctx: Context) -> None:
+    status = scope.provider.status
+    if status in ("rejected", "suspended"):
+        label = {"rejected": "已拒绝", "suspended": "已暂停"}[status]
+        scope.exclude(
+            "provider.status",
+            f"该供应商在登记中为“{label}”状态",
+            f"the provider is marked {status} in the registry",
+        )
+
+
+@provider_constraint("licence")
+def _licence(scope: Scope, ctx: Context) -> None:
+    provider = scope.provider
+    standing = ctx.standing.get(provider.id)
+    if standing is None:
+        standing = ctx.standing[provider.id] = idc_licences(provider.licences, ctx.today)
+    coverage = scope.coverage = check_coverage(
+        provider.licences,
+        province=scope.province,
+        offer_kind=scope.offer_kind,
+        today=ctx.today,
+        standing=standing,
+    )
+    if coverage.covered is False:
+        scope.excluded.append(coverage.reason)
+    elif coverage.covered is None:
+        scope.marks.append(coverage.reason)
+    scope.marks.extend(coverage.notes)
+
+
+@provider_constraint("findings")
+def _findings(scope: Scope, ctx: Context) -> None:
+    for finding in scope.provider.findings:
+        if finding.severity == "blocker":
+            scope.exclude(
+                f"finding.{finding.rule_id}",
+                f"资质核查发现阻断问题：{finding.message_zh}",
+                f"the credential check found a blocker: {finding.message_en}",
+            )
+
+
+@provider_constraint("compliance")
+def _compliance(scope: Scope, ctx: Context) -> None:
+    needs, provider = ctx.needs, scope.provider
+    if needs.iso27001 and not provider.iso27001:
+        scope.exclude(
+            "compliance.iso27001",
+            "你要求 ISO 27001，登记中没有该供应商有效的 ISO 27001 证书",
+            "you require ISO 27001; the registry holds no valid ISO 27001 certificate for this provider",
+        )
+    if needs.dengbao_level and (provider.dengbao_level or 0) < needs.dengbao_level:
+        have = f"{provider.dengbao_level} 级" if provider.dengbao_level else "无记录"
+        have_en = f"level {provider.dengbao_level}" if provider.dengbao_level else "none on record"
+        scope.exclude(
+            "compliance.dengbao",
+            f"你要求等保 {needs.dengbao_level} 级及以上，该供应商为{have}",
+            f"you require 等保 (MLPS) level {needs.dengbao_level} or above; this provider has {have_en}",
+        )
+
+
+@constraint("gpu")
+def _gpu(a: Assessment, ctx: Context) -> None:
+    needs, offer = ctx.needs, a.offer
+    have, want = offer.gpus_per_node, needs.gpus_per_node
+    if have < want:
+        a.excluded.append(
+            ctx.shared(
+                ("gpu.per_node", have),
+                "gpu.per_node",
+                lambda: (
+                    f"每节点只有 {have} 张 GPU，你需要每节点 {want} 张",
+                    f"{have} GPUs per node; you need {want} per node",
+                ),
+            )
+        )
+    if needs.gpu_strict and needs.gpu_models and gpu_preference_rank(needs, offer.gpu_model) is None:
+        model, wanted = offer.gpu_model, needs.gpu_models
+        a.excluded.append(
+            ctx.shared(
+                ("gpu.model", model),
+                "gpu.model",
+                lambda: (
+                    f"GPU 型号 {model} 不在你限定的型号（{'、'.join(wanted)}）中",
+                    f"GPU model {model} is not one of the required models ({', '.join(wanted)})",
+                ),
+            )
+        )
+    least = needs.min_gpu_memory_gb
+    if least:
+        memory = offer.gpu_memory_gb
+        if memory is None:
+            a.marks.append(
+                ctx.shared(
+                    ("gpu.memory_unknown",),
+                    "gpu.memory_unknown",
+                    lambda: (
+                        f"套餐未写明显存，无法确认是否达到 {least} GB",
+                        f"the offer does not state GPU memory; cannot confirm {least} GB",
+                    ),
+                )
+            )
+        elif memory < least:
+            a.excluded.append(
+                ctx.shared(
+                    ("gpu.memory", memory),
+                    "gpu.memory",
+                    lambda: (
+                        f"每卡显存 {memory} GB，低于要求的 {least} GB",
+                        f"{memory} GB per GPU, below the required {least} GB",
+                    ),
+                )
+            )
+
+
+def _effective_intranet(offer: OfferFacts, ctx: Context) -> tuple[Any, str, float | None, str]:
+    """The intranet figure the job would use (value, source), its effective Gbps and the transport."""
+    if offer.rdma_type != "none":
+        value, source = best(offer, "rdma_gbps", offer.rdma_gbps)
+        if value is not None:
+            efficiency = ctx.network["rdma"] if source in (CLAIMED, ASSUMED) else 1.0
+            return value, source, value * efficiency, offer.rdma_type
+    value, source = best(offer, "intranet_gbps", offer.intranet_gbps)
+    if value is None:
+        return None, source, None, "tcp"
+    # A measured iperf3 figure is already goodput; a claimed line rate is not.
+    efficiency = ctx.network["tcp"] if source in (CLAIMED, ASSUMED) else 1.0
+    return value, source, value * efficiency, "tcp"
+
+
+@constraint("intranet")
+def _intranet(a: Assessment, ctx: Context) -> None:
+    needs, offer = ctx.needs, a.offer
+    if needs.allreduce_bytes is None or needs.kind != WorkloadKind.distributed_training:
+        return
+    value, source, effective, transport = _effective_intranet(offer, ctx)
+    a.effective_gbps = effective
+    if effective is not None:
+        a.sync_s = sync_seconds(needs.allreduce_bytes, effective, 1.0)
+    if needs.rdma_required and offer.rdma_type == "none":
+        gbps = fmt(needs.needed_effective_gbps)
+        a.excluded.append(
+            ctx.shared(
+                ("intranet.rdma",),
+                "intranet.rdma",
+                lambda: (
+                    f"你的梯度同步需要约 {gbps} Gbps 有效带宽，须 RDMA，而该套餐没有 RDMA",
+                    f"your gradient sync needs about {gbps} Gbps effective, which calls for RDMA; "
+                    "this offer has none",
+                ),
+            )
+        )
+        return
+    if effective is None:
+        a.marks.append(
+            ctx.shared(
+                ("intranet.unknown",),
+                "intranet.unknown",
+                lambda: (
+                    "套餐未写明节点间内网带宽，无法确认梯度同步是否来得及（须实测）",
+                    "the offer does not state intranet bandwidth; "
+                    "the gradient sync cannot be checked (measure it)",
+                ),
+            )
+        )
+        return
+    if needs.needed_effective_gbps is not None and effective < needs.needed_effective_gbps:
+        sync = a.sync_s
+        a.exclude(
+            "intranet.too_slow",
+            lambda: _too_slow_texts(needs, value, source, effective, transport, sync),  # type: ignore[arg-type]
+        )
+
+
+def _too_slow_texts(
+    needs: Needs, value: float, source: str, effective: float, transport: str, sync: float | None
+) -> tuple[str, str]:
+    zh, en = SOURCE_LABELS[source]
+    return (
+        f"内网 {fmt(value)} Gbps（{zh}，{transport}）有效约 {fmt(effective)} Gbps，同步一次约 {fmt(sync)} s，"
+        f"超出你允许的 {fmt(needs.sync_budget_s)} s；需要 {fmt(needs.needed_effective_gbps)} Gbps",
+        f"intranet {fmt(value)} Gbps ({en}, {transport}) gives about {fmt(effective)} Gbps effective; "
+        f"one sync takes {fmt(sync)} s, over your {fmt(needs.sync_budget_s)} s; "
+        f"{fmt(needs.needed_effective_gbps)} Gbps is needed",
+    )
+
+
+def _storage_figures(offer: OfferFacts, ctx: Context) -> tuple[tuple[Any, str], tuple[Any, str]]:
+    """(value, source) of random-read IOPS and of write MB/s."""
+    typical = ctx.typical_storage.get(offer.storage_type)
+    iops = best(offer, "read_iops", offer.nominal_iops, typical["iops"] if typical else None)
+    write = best(offer, "write_mb_s", None, typical["write_mb_s"] if typical else None)
+    return iops, write
+
+
+def _checkpoint_texts(needs: Needs, write: float, assumed: bool) -> tuple[str, str]:
+    stall = sizing.checkpoint_stall_seconds(needs.checkpoint_gb or 0, write)
+    return (
+        f"写入约 {fmt(write)} MB/s，保存一次 {fmt(needs.checkpoint_gb)} GB 检查点要停顿约 {fmt(stall)} s，"
+        f"需要 {fmt(needs.checkpoint_write_mb_s)} MB/s"
+        + ("（按存储类型的典型值估算，实测可推翻）" if assumed else ""),
+        f"about {fmt(write)} MB/s of writes stalls training for about {fmt(stall)} s per "
+        f"{fmt(needs.checkpoint_gb)} GB checkpoint; {fmt(needs.checkpoint_write_mb_s)} MB/s is needed"
+        + (" (typical for the storage type; a measurement can overturn this)" if assumed else ""),
+    )
+
+
+@constraint("storage")
+def _storage(a: Assessment, ctx: Context) -> None:
+    needs, offer = ctx.needs, a.offer
+    if offer.storage_type == "unknown":
+        a.marks.append(
+            ctx.shared(
+                ("storage.unknown",),
+                "storage.unknown",
+                lambda: (
+                    "套餐未写明存储类型（本地盘还是云盘），须让服务商书面说明并实测",
+                    "the offer does not say whether storage is local or network; "
+                    "get it in writing and measure it",
+                ),
+            )
+        )
+    if needs.read_iops is None and needs.checkpoint_write_mb_s is None:
+        _capacity(a, ctx)
+        return
+    (iops, iops_source), (write, write_source) = _storage_figures(offer, ctx)
+    caveat_zh = "（按存储类型的典型值估算，实测可推翻）"
+    caveat_en = " (typical for the storage type; a measurement can overturn this)"
+    if needs.read_iops is not None and iops is not None and iops < needs.read_iops:
+        assumed = iops_source == ASSUMED
+        a.exclude(
+            "storage.iops",
+            lambda: (
+                f"随机读 {fmt(iops)} IOPS 低于数据加载需要的 {fmt(needs.read_iops)} IOPS"
+                + (caveat_zh if assumed else ""),
+                f"{fmt(iops)} random-read IOPS is below the {fmt(needs.read_iops)} IOPS the loader needs"
+                + (caveat_en if assumed else ""),
+            ),
+        )
+    if needs.checkpoint_write_mb_s is not None and write is not None and write < needs.checkpoint_write_mb_s:
+        a.exclude("storage.checkpoint", lambda: _checkpoint_texts(needs, write, write_source == ASSUMED))
+    _capacity(a, ctx)
+
+
+def _capacity(a: Assessment, ctx: Context) -> None:
+    capacity, dataset = a.offer.storage_capacity_gb, ctx.needs.dataset_gb
+    if dataset and capacity is not None and capacity < dataset:
+        a.marks.append(
+            ctx.shared(
+                ("storage.capacity", capacity),
+                "storage.capacity",
+                lambda: (
+                    f"本地存储 {fmt(capacity)} GB 放不下 {fmt(dataset)} GB 数据集，需另配共享存储做中转",
+                    f"{fmt(capacity)} GB of storage cannot hold the {fmt(dataset)} GB dataset; plan shared "
+                    "storage as a staging area",
+                ),
+            )
+        )
+
+
+BANDWIDTH_TEXTS = {
+    "bandwidth.shared_ok": (
+        "公网带宽为共享，晚高峰可能被挤占；偶尔上传少量数据尚可",
+        "public bandwidth is shared and may collapse at evening peaks; fine for occasional small uploads",
+    ),
+    "bandwidth.shared": (
+        "公网带宽为共享，而你的场景要求独享带宽（共享带宽在晚高峰可能掉到零头）",
+        "public bandwidth is shared, but your case needs dedicated bandwidth (shared links can drop to a "
+        "fraction at evening peaks)",
+    ),
+    "bandwidth.unknown": (
+        "套餐未说明带宽是独享还是共享，须书面确认并在不同时段实测",
+        "the offer does not say whether bandwidth is dedicated or shared; confirm in writing and measure at "
+        "different times of day",
+    ),
+}
+
+
+@constraint("bandwidth")
+def _bandwidth(a: Assessment, ctx: Context) -> None:
+    offer = a.offer
+    claimed = None if offer.bandwidth_type == "unknown" else offer.bandwidth_type
+    kind = best(offer, "bandwidth_type", claimed)[0] if offer.measurements else claimed
+    if not ctx.needs.dedicated_bandwidth:
+        if kind == "shared":
+            zh, en = BANDWIDTH_TEXTS["bandwidth.shared_ok"]
+            a.marks.append(ctx.shared(("bandwidth.shared_ok",), "bandwidth.shared", lambda: (zh, en)))
+        return
+    if kind == "shared":
+        zh, en = BANDWIDTH_TEXTS["bandwidth.shared"]
+        a.excluded.append(ctx.shared(("bandwidth.shared",), "bandwidth.shared", lambda: (zh, en)))
+    elif kind is None:
+        zh, en = BANDWIDTH_TEXTS["bandwidth.unknown"]
+        a.marks.append(ctx.shared(("bandwidth.unknown",), "bandwidth.unknown", lambda: (zh, en)))
+
+
+@dataclass(slots=True)
+class Place:
+    """Where a datacenter is and how far its users are (shared by every offer in that city)."""
+
+    city: cities.City | None
+    office_rtt_ms: float | None = None
+    user_rtt_ms: dict[str, float] = field(default_factory=dict)
+    figure: Figure | None = None
+    excluded: list[Reason] = field(default_factory=list)
+    marks: list[Reason] = field(default_factory=list)
+
+
+def _place(offer: OfferFacts, ctx: Context) -> Place:
+    needs = ctx.needs
+    city, fallback = datacenter_city(offer)
+    place = Place(city)
+    if city is None:
+        place.marks.append(
+            Reason(
+                "latency.no_city",
+                "套餐未关联机房城市，无法估算时延",
+                "the offer has no datacenter city, so latency cannot be estimated",
+            )
+        )
+        if needs.kind == WorkloadKind.interactive_inference:
+            place.excluded.append(
+                Reason(
+                    "latency.no_city",
+                    "交互式推理须知道机房位置才能判断时延",
+                    "interactive inference needs the datacenter location to judge latency",
+                )
+            )
+        return place
+    if fallback:
+        written = offer.datacenter_city
+        place.marks.append(
+            Reason(
+                "latency.city_fallback",
+                f"机房城市“{written or '未填写'}”不在城市表中，时延按省会{city.name}估算",
+                f"datacenter city {written or '(none)'!r} is not in the city table; latency is estimated "
+                f"from the provincial capital {city.name}",
+            )
+        )
+    place.office_rtt_ms = rtt_to(needs.office_city, city)
+    place.user_rtt_ms = {user.name: rtt_to(user, city) for user in needs.user_cities}
+    worst = max(place.user_rtt_ms.values()) if place.user_rtt_ms else place.office_rtt_ms
+    place.figure = Figure("rtt_ms", worst, "ms", ESTIMATED, None, city.name)
+    if needs.network_budget_ms is None or not place.user_rtt_ms:
+        return place
+    worst_city = max(place.user_rtt_ms, key=lambda name: place.user_rtt_ms[name])
+    if worst > needs.network_budget_ms:
+        budget = needs.network_budget_ms
+        place.excluded.append(
+            Reason(
+                "latency.budget",
+                f"机房在{city.name}，{worst_city}的用户往返约 {fmt(worst)} ms，"
+                f"超过留给网络的 {fmt(budget)} ms",
+                f"the datacenter is in {city.name}; users in {worst_city} would see about {fmt(worst)} ms "
+                f"round trip, over the {fmt(budget)} ms left for the network",
+            )
+        )
+    return place
+
+
+@constraint("latency")
+def _latency(a: Assessment, ctx: Context) -> None:
+    offer = a.offer
+    key = (offer.datacenter_city, offer.datacenter_province)
+    place = ctx.place_cache.get(key)
+    if place is None:
+        place = ctx.place_cache[key] = _place(offer, ctx)
+    a.city = place.city
+    a.office_rtt_ms = place.office_rtt_ms
+    a.user_rtt_ms = place.user_rtt_ms
+    a.rtt_figure = place.figure
+    if place.excluded:
+        a.excluded.extend(place.excluded)
+    if place.marks:
+        a.marks.extend(place.marks)
+
+
+@constraint("budget")
+def _budget(a: Assessment, ctx: Context) -> None:
+    needs, offer = ctx.needs, a.offer
+    cost = a.cost = monthly_cost(
+        price_month_cny=offer.price_month_cny,
+        price_gpu_hour_cny=offer.price_gpu_hour_cny,
+        gpus_per_node=offer.gpus_per_node,
+        nodes=needs.nodes,
+        hours_per_month=needs.hours_per_month,
+    )
+    value = cost.value
+    if value is None:
+        a.marks.append(
+            ctx.shared(
+                ("cost.unknown",),
+                "cost.unknown",
+                lambda: ("套餐没有报价，无法核算成本", "the offer has no price; cost cannot be worked out"),
+            )
+        )
+        return
+    budget = needs.budget_cny
+    if budget is not None and value > budget:
+        a.exclude(
+            "cost.budget",
+            lambda: (
+                f"每月约 {fmt(value)} 元，超出预算 {fmt(budget)} 元",
+                f"about CNY {fmt(value)} a month, over the CNY {fmt(budget)} budget",
+            ),
+        )
+
+
+# ---------------------------------------------------------------- criteria
+@criterion("cost")
+def _cost_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    cost = a.cost
+    if cost is None or cost.value is None:
+        return 0.0, Reason("cost", "无报价（未核实）", "no price (unverified)")
+    text_zh, text_en = _cost_text(cost, a, ctx.needs)
+    score = (ctx.cheapest / cost.value) if ctx.cheapest and cost.value else 1.0
+    return score, Reason(
+        "cost", f"每月约 {fmt(cost.value)} 元：{text_zh}", f"about CNY {fmt(cost.value)} a month: {text_en}"
+    )
+
+
+@criterion("gpu")
+def _gpu_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    needs, offer = ctx.needs, a.offer
+    if not needs.gpu_models:
+        return 1.0, Reason(
+            "gpu", f"{offer.gpu_model}（未指定偏好型号）", f"{offer.gpu_model} (no preferred model given)"
+        )
+    rank = gpu_preference_rank(needs, offer.gpu_model)
+    if rank is None:
+        score = float(ctx.scoring["gpu_other_score"])
+        return score, Reason(
+            "gpu",
+            f"{offer.gpu_model} 不在偏好型号（{'、'.join(needs.gpu_models)}）中",
+            f"{offer.gpu_model} is not among the preferred models ({', '.join(needs.gpu_models)})",
+        )
+    score = max(0.0, 1.0 - rank * float(ctx.scoring["gpu_rank_step"]))
+    return score, Reason(
+        "gpu",
+        f"{offer.gpu_model} 是你的第 {rank + 1} 偏好",
+        f"{offer.gpu_model} is your choice no. {rank + 1}",
+    )
+
+
+@criterion("intranet")
+def _intranet_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    needs = ctx.needs
+    _value, source, effective, _transport = _effective_intranet(a.offer, ctx)
+    a.effective_gbps = effective
+    if effective is None:
+        return 0.0, Reason("intranet", "内网带宽未知（未核实）", "intranet bandwidth unknown (unverified)")
+    zh, en = SOURCE_LABELS[source]
+    if needs.needed_effective_gbps:
+        headroom = a.effective_gbps / needs.needed_effective_gbps
+        score = min(1.0, headroom / float(assumptions()["storage"]["headroom"]))
+        return score, Reason(
+            "intranet",
+            f"有效约 {fmt(a.effective_gbps)} Gbps（{zh}），为需求的 {fmt(headroom)} 倍，"
+            f"同步一次约 {fmt(a.sync_s)} s",
+            f"about {fmt(a.effective_gbps)} Gbps effective ({en}), {fmt(headroom)}× the need; one sync takes "
+            f"about {fmt(a.sync_s)} s",
+        )
+    score = min(1.0, a.effective_gbps / 10)
+    return score, Reason(
+        "intranet",
+        f"有效约 {fmt(a.effective_gbps)} Gbps（{zh}）",
+        f"about {fmt(a.effective_gbps)} Gbps effective ({en})",
+    )
+
+
+@criterion("storage")
+def _storage_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    needs, offer = ctx.needs, a.offer
+    fit = needs.storage_fit.get(offer.storage_type, 0.0)
+    parts = [fit]
+    (iops, iops_source), (write, write_source) = _storage_figures(offer, ctx)
+    headroom = float(assumptions()["storage"]["headroom"])
+    if needs.read_iops and iops:
+        parts.append(min(1.0, iops / needs.read_iops / headroom))
+    if needs.checkpoint_write_mb_s and write:
+        parts.append(min(1.0, write / needs.checkpoint_write_mb_s / headroom))
+    score = sum(parts) / len(parts)
+    iops_zh, iops_en = SOURCE_LABELS[iops_source]
+    write_zh, write_en = SOURCE_LABELS[write_source]
+    name_zh, name_en = storage_name(offer.storage_type, "zh"), storage_name(offer.storage_type, "en")
+    return score, Reason(
+        "storage",
+        f"{name_zh}，随机读 {fmt(iops)} IOPS（{iops_zh}），写入约 {fmt(write)} MB/s（{write_zh}）",
+        f"{name_en}, {fmt(iops)} random-read IOPS ({iops_en}), about {fmt(write)} MB/s of writes "
+        f"({write_en})",
+    )
+
+
+@criterion("latency")
+def _latency_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    needs = ctx.needs
+    if a.city is None:
+        return 0.0, Reason("latency", "机房位置未知（未核实）", "datacenter location unknown (unverified)")
+    if a.user_rtt_ms and needs.network_budget_ms:
+        worst = max(a.user_rtt_ms.values())
+        score = max(0.0, 1.0 - worst / needs.network_budget_ms)
+        listed = "、".join(f"{name} {fmt(ms)} ms" for name, ms in a.user_rtt_ms.items())
+        listed_en = ", ".join(f"{name} {fmt(ms)} ms" for name, ms in a.user_rtt_ms.items())
+        return score, Reason(
+            "latency",
+            f"机房在{a.city.name}，用户往返估算：{listed}（预算 {fmt(needs.network_budget_ms)} ms）",
+            f"datacenter in {a.city.name}; estimated user round trips: {listed_en} "
+            f"(budget {fmt(needs.network_budget_ms)} ms)",
+        )
+    rtt = a.office_rtt_ms or 0.0
+    return max(0.0, 1.0 - rtt / 100), Reason(
+        "latency",
+        f"机房在{a.city.name}，距{needs.office_city.name}办公室往返约 {fmt(rtt)} ms（估算）",
+        f"datacenter in {a.city.name}; about {fmt(rtt)} ms round trip from the {needs.office_city.name} "
+        "office (estimated)",
+    )
+
+
+@criterion("bandwidth")
+def _bandwidth_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    offer = a.offer
+    kind, _kind_source = best(
+        offer, "bandwidth_type", None if offer.bandwidth_type == "unknown" else offer.bandwidth_type
+    )
+    mbps, mbps_source = best(offer, "public_mbps", offer.public_mbps)
+    key = kind or "unknown"
+    score = float(ctx.scoring["bandwidth_type_score"][key])
+    label = {
+        "dedicated": ("独享", "dedicated"),
+        "shared": ("共享", "shared"),
+        "unknown": ("未说明", "not stated"),
+    }[key]
+    zh, en = SOURCE_LABELS[mbps_source]
+    return score, Reason(
+        "bandwidth",
+        f"公网 {fmt(mbps)} Mbps（{zh}），{label[0]}",
+        f"public {fmt(mbps)} Mbps ({en}), {label[1]}",
+    )
+
+
+@criterion("compliance")
+def _compliance_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    provider = a.offer.provider
+    has_iso = 0.5 if provider.iso27001 else 0.0
+    level = provider.dengbao_level or 0
+    has_level = 0.5 if level >= 3 else (0.25 if level else 0.0)
+    return has_iso + has_level, Reason(
+        "compliance",
+        f"ISO 27001：{'有' if provider.iso27001 else '无记录'}；等保：{f'{level} 级' if level else '无记录'}",
+        f"ISO 27001: {'yes' if provider.iso27001 else 'none on record'}; 等保 (MLPS): "
+        f"{f'level {level}' if level else 'none on record'}",
+    )
+
+
+@criterion("credentials")
+def _credentials_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    provider = a.offer.provider
+    settings = ctx.scoring["credentials"]
+    warnings = [f for f in provider.findings if f.severity == "warning"]
+    if provider.check is None and not provider.findings:
+        return float(settings["unchecked_score"]), Reason(
+            "credentials",
+            "尚无资质核查记录：许可证、备案等只是登记数据（未核实）",
+            "no credential check on record: licences and filings are registry data only (unverified)",
+        )
+    score = max(0.0, 1.0 - len(warnings) * float(settings["warning_penalty"]))
+    if not warnings:
+        return score, Reason("credentials", "资质核查未发现问题", "the credential check found no problems")
+    listed = "；".join(f.message_zh for f in warnings[:3])
+    listed_en = "; ".join(f.message_en for f in warnings[:3])
+    return score, Reason(
+        "credentials",
+        f"资质核查有 {len(warnings)} 条警告：{listed}",
+        f"the credential check raised {len(warnings)} warning(s): {listed_en}",
+    )
+
+
+@criterion("transparency")
+def _transparency_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
+    provider = a.offer.provider
+    values = {True: 0.5, None: 0.25, False: 0.0}
+    score = values[provider.discloses_network] + values[provider.discloses_storage]
+    words = {True: ("公开", "disclosed"), None: ("未知", "unknown"), False: ("拒绝说明", "refused")}
+    return score, Reason(
+        "transparency",
+        f"网络拓扑：{words[provider.discloses_network][0]}；存储配置：{words[provider.discloses_storage][0]}",
+        f"network topology: {words[provider.discloses_network][1]}; storage configuration: "
+        f"{words[provider.discloses_storage][1]}",
+    )
+
+
+# ---------------------------------------------------------------- the run
+def weights_for(needs: Needs) -> dict[str, float]:
+    """Criterion weights for the case's workload kind, its priorities boosted."""
+    scoring = load("scoring")
+    multiplier = float(scoring["priority_multiplier"])
+    weights = {name: float(value) for name, value in scoring["weights"][needs.kind.value].items()}
+    for name in needs.priorities:
+        weights[name] = weights.get(name, 0.0) * multiplier if weights.get(name) else 5.0 * multiplier
+    return weights
+
+
+@contextlib.contextmanager
+def _without_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: assessing thousands of offers allocates many small objects
+    and nothing cyclic that must be freed meanwhile, so collections would only rescan the registry."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def rank_offers(offers: list[OfferFacts], needs: Needs, *, today: date) -> list[Assessment]:
+    """Assess every offer; eligible ones first by score, then the excluded ones."""
+    with _without_gc():
+        return _rank(offers, needs, today)
+
+
+def _rank(offers: list[OfferFacts], needs: Needs, today: date) -> list[Assessment]:
+    ctx = Context(
+        needs=needs,
+        today=today,
+        network=network_constants(),
+        typical_storage=assumptions()["storage"]["typical"],
+        scoring=load("scoring"),
+    )
+    assessments = []
+    checks = tuple(CONSTRAINTS.values())
+    for offer in offers:
+        a = Assessment(offer)
+        for check in checks:
+            check(a, ctx)
+        assessments.append(a)
+    eligible = [a for a in assessments if not a.excluded]
+    costs = [a.cost.value for a in eligible if a.cost and a.cost.value]
+    ctx.cheapest = min(costs) if costs else None
+    weights = {name: weight for name, weight in weights_for(needs).items() if weight > 0}
+    total = sum(weights.values())
+    for a in eligible:
+        points = 0.0
+        for name, weight in weights.items():
+            score, reason = CRITERIA[name](a, ctx)
+            score = min(1.0, max(0.0, score)) if math.isfinite(score) else 0.0
+            a.criteria.append(CriterionScore(name, weight, score, reason))
+            points += weight * score
+        a.score = round(points / total * 100, 1) if total else 0.0
+    eligible.sort(
+        key=lambda a: (-(a.score or 0.0), a.cost.value if a.cost and a.cost.value else math.inf, a.offer.id)
+    )
+    for index, a in enumerate(eligible, start=1):
+        a.rank = index
+    excluded = sorted((a for a in assessments if a.excluded), key=lambda a: (len(a.excluded), a.offer.id))
+    return eligible + excluded
+
+
+def assessment_dict(a: Assessment, needs: Needs) -> dict[str, Any]:
+    """JSON form of one assessed offer."""
+    offer, labels = a.offer, load("scoring")["criteria"]
+    cost_zh, cost_en = a.cost_text(needs) or (None, None)
+    return {
+        "rank": a.rank,
+        "offer_id": offer.id,
+        "offer_name": offer.name,
+        "offer_kind": offer.offer_kind,
+        "provider_id": offer.provider.id,
+        "provider_name": offer.provider.name,
+        "gpu_model": offer.gpu_model,
+        "gpus_per_node": offer.gpus_per_node,
+        "datacenter": {
+            "name": offer.datacenter_name,
+            "province": offer.datacenter_province,
+            "city": offer.datacenter_city,
+        },
+        "monthly_cost_cny": round(a.cost.value, 2) if a.cost and a.cost.value is not None else None,
+        "cost_basis": a.cost.basis if a.cost else "unknown",
+        "cost_arithmetic_zh": cost_zh,
+        "cost_arithmetic_en": cost_en,
+        "score": a.score,
+        "excluded": bool(a.excluded),
+        "excluded_because": [reason.to_dict() for reason in a.excluded],
+        "marks": [reason.to_dict() for reason in a.marks],
+        "reasons": [item.to_dict(labels) for item in a.criteria],
+        "figures": [figure.to_dict() for figure in figures_of(a)],
+        "office_rtt_ms": round(a.office_rtt_ms, 1) if a.office_rtt_ms is not None else None,
+        "user_rtt_ms": {name: round(ms, 1) for name, ms in a.user_rtt_ms.items()},
+        "licence": a.coverage.reason.to_dict() if a.coverage else None,
+    }

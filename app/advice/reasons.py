@@ -1,0 +1,60 @@
+"""A reason shown to the buyer: a stable code plus the same sentence in Chinese and English.
+
+The sentences may be given as a function that writes both: ranking thousands of offers then only formats
+the sentences somebody reads (formatting numbers is most of the cost of an explanation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Texts = Callable[[], tuple[str, str]]
+
+
+class Reason:
+    """Why an offer was excluded, marked or scored the way it was."""
+
+    __slots__ = ("_build", "_en", "_zh", "code")
+
+    def __init__(self, code: str, zh: str | Texts, en: str | None = None) -> None:
+        self.code = code
+        if callable(zh):
+            self._build: Texts | None = zh
+            self._zh = self._en = None
+        else:
+            self._build = None
+            self._zh, self._en = zh, en if en is not None else zh
+
+    def _texts(self) -> tuple[str, str]:
+        if self._zh is None and self._build is not None:
+            self._zh, self._en = self._build()
+            self._build = None
+        return self._zh or "", self._en or ""
+
+    @property
+    def zh(self) -> str:
+        """The sentence in Chinese."""
+        return self._texts()[0]
+
+    @property
+    def en(self) -> str:
+        """The sentence in English."""
+        return self._texts()[1]
+
+    def text(self, lang: str) -> str:
+        """The sentence in `lang` ("zh" or "en")."""
+        return self.zh if lang == "zh" else self.en
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"code": self.code, "message_zh": self.zh, "message_en": self.en}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Reason) and (self.code, self.zh, self.en) == (other.code, other.zh, other.en)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.zh, self.en))
+
+    def __repr__(self) -> str:
+        return f"Reason({self.code!r}, {self.zh!r}, {self.en!r})"

@@ -1,0 +1,485 @@
+"""Selection questionnaire pages: one step per page (no JavaScript), results, checklist with hand ticks."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from flask import Response, abort, current_app, flash, redirect, render_template, request, url_for
+from flask_babel import get_locale
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user
+
+from app.advice import questionnaire
+from app.advice.answers import SECTIONS
+from app.advice.knowledge import load
+from app.auth import has_role, role_required
+from app.db import get_session
+from app.models.enums import Role
+from app.services import cases as service
+from app.services.errors import Conflict, FieldError, InvalidInput
+from app.web import bp
+from app.web.forms import FieldSpec, FormSpec, bind, display_values, parse_form, split_errors
+from app.web.nav import nav_item
+
+nav_item(
+    "web.cases",
+    _l("选型问卷"),
+    order=40,
+    active=("web.case_new", "web.case_step", "web.case_detail", "web.case_checklist"),
+)
+
+
+# Offers listed per group (eligible / excluded) on the result page; the CLI and API can list all.
+PAGE_OFFERS = 100
+
+
+def _lang() -> str:
+    return "en" if str(get_locale() or "zh") == "en" else "zh"
+
+
+def _pick(zh: Any, en: Any) -> Any:
+    return en if _lang() == "en" else zh
+
+
+@dataclass(frozen=True)
+class CaseField(FieldSpec):
+    """A questionnaire input with its own label (the provider field labels do not apply here)."""
+
+    text: Any = None
+
+    @property
+    def label(self) -> Any:
+        """The question's label."""
+        return self.text
+
+
+# ---------------------------------------------------------------- choices
+def _kinds(_context: Any) -> list[tuple[str, Any]]:
+    return [
+        (key, _pick(kind["label_zh"], kind["label_en"])) for key, kind in load("scenarios")["kinds"].items()
+    ]
+
+
+def _batch_kinds(_context: Any) -> list[tuple[str, Any]]:
+    return [("training", _("离线训练")), ("rendering", _("渲染"))]
+
+
+def _precisions(_context: Any) -> list[tuple[str, Any]]:
+    return [(value, value) for value in ("bf16", "fp16", "fp32", "tf32", "fp8")]
+
+
+def _sources(_context: Any) -> list[tuple[str, Any]]:
+    return [
+        ("office_upload", _("从办公室上传")),
+        ("object_storage", _("从对象存储拉取")),
+        ("at_provider", _("已在服务商处")),
+    ]
+
+
+def _criteria(_context: Any) -> list[tuple[str, Any]]:
+    return [(key, _pick(c["label_zh"], c["label_en"])) for key, c in load("scoring")["criteria"].items()]
+
+
+def _levels(_context: Any) -> list[tuple[str, Any]]:
+    return [("0", _("不要求"))] + [
+        (str(level), _("%(level)s 级及以上", level=level)) for level in range(1, 6)
+    ]
+
+
+STEP_TITLES = {
+    "workload": _l("任务类型"),
+    "compute": _l("算力规模"),
+    "model": _l("模型与步长"),
+    "data": _l("数据集"),
+    "site": _l("办公室与上行"),
+    "users": _l("用户与时延"),
+    "checkpoint": _l("检查点"),
+    "budget": _l("预算与优先级"),
+    "compliance": _l("合规与带宽"),
+}
+
+STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
+    "workload": (
+        CaseField("kind", "select", _kinds, width=6, text=_l("GPU 用来做什么")),
+        CaseField("title", width=6, text=_l("案例名称"), help=_l("留空则按任务类型和日期命名")),
+        CaseField(
+            "batch_kind",
+            "select",
+            _batch_kinds,
+            blank=_l("（不适用）"),
+            width=6,
+            text=_l("离线任务的类型"),
+            help=_l("只在选择“离线训练 / 渲染”时需要"),
+        ),
+    ),
+    "compute": (
+        CaseField("nodes", "number", width=3, text=_l("节点数"), help=_l("多机分布式训练至少 2 台")),
+        CaseField("gpus_per_node", "number", width=3, text=_l("每节点 GPU 数")),
+        CaseField(
+            "gpu_models",
+            width=6,
+            text=_l("偏好的 GPU 型号"),
+            help=_l("按偏好顺序，用逗号分隔，如 H800, A800"),
+        ),
+        CaseField("min_gpu_memory_gb", "number", width=3, text=_l("每卡最少显存（GB）")),
+        CaseField("gpu_strict", "checkbox", width=6, text=_l("只接受上面列出的型号")),
+    ),
+    "model": (
+        CaseField(
+            "parameters_billion",
+            "decimal",
+            width=3,
+            text=_l("参数量（十亿）"),
+            help=_l("如 7 表示 70 亿参数"),
+        ),
+        CaseField("precision", "select", _precisions, width=3, text=_l("梯度精度")),
+        CaseField("target_step_seconds", "decimal", width=3, text=_l("目标步长（秒）")),
+        CaseField(
+            "sync_share",
+            "decimal",
+            width=3,
+            text=_l("同步占步长的上限"),
+            help=_l("0-1 之间，默认 0.3：梯度同步最多占一步时间的 30%"),
+        ),
+    ),
+    "data": (
+        CaseField("dataset_gb", "decimal", width=3, text=_l("数据集大小（GB）")),
+        CaseField("source", "select", _sources, width=3, text=_l("数据从哪里来")),
+        CaseField(
+            "samples_per_second",
+            "decimal",
+            width=3,
+            text=_l("读取速度（样本/秒）"),
+            help=_l("全部 GPU 合计，可不填"),
+        ),
+        CaseField("sample_kb", "decimal", width=3, text=_l("平均样本大小（KB）"), help=_l("可不填")),
+    ),
+    "site": (
+        CaseField(
+            "office_city", width=6, text=_l("办公室所在城市"), help=_l("地级市名称，如 北京、深圳、乌兰察布")
+        ),
+        CaseField(
+            "uplink_mbps",
+            "decimal",
+            width=6,
+            text=_l("办公室上行带宽（Mbps）"),
+            help=_l("从办公室上传数据时必填"),
+        ),
+    ),
+    "users": (
+        CaseField(
+            "user_cities", width=12, text=_l("用户所在城市"), help=_l("用逗号分隔，如 上海, 杭州, 南京")
+        ),
+        CaseField("latency_budget_ms", "decimal", width=4, text=_l("可接受的总响应时间（毫秒）")),
+        CaseField("model_time_ms", "decimal", width=4, text=_l("模型计算时间（毫秒）")),
+    ),
+    "checkpoint": (
+        CaseField("size_gb", "decimal", width=4, text=_l("检查点大小（GB）")),
+        CaseField("interval_minutes", "decimal", width=4, text=_l("保存间隔（分钟）")),
+        CaseField("acceptable_stall_seconds", "decimal", width=4, text=_l("可接受的停顿（秒）")),
+    ),
+    "budget": (
+        CaseField(
+            "monthly_cny", "decimal", width=3, text=_l("每月预算（元）"), help=_l("留空则不按预算排除")
+        ),
+        CaseField("hours_per_month", "decimal", width=3, text=_l("每月使用小时数"), help=_l("全月为 720")),
+        CaseField("contract_months", "number", width=3, text=_l("合同期（月）")),
+        CaseField("priorities", "checks", _criteria, width=12, text=_l("最看重的几项（最多 3 项）")),
+    ),
+    "compliance": (
+        CaseField("iso27001", "checkbox", width=4, text=_l("要求 ISO 27001")),
+        CaseField("dengbao_level", "select", _levels, width=4, text=_l("等保级别要求")),
+        CaseField(
+            "dedicated_bandwidth",
+            "tristate",
+            width=4,
+            text=_l("要求独享带宽"),
+            help=_l("“未知”表示按任务类型的默认值"),
+        ),
+    ),
+}
+FORMS = {key: FormSpec(key, SECTIONS[key], fields) for key, fields in STEP_FIELDS.items()}
+
+
+def _actor() -> service.Actor:
+    return service.Actor(current_user.id, current_user.username)
+
+
+def _values_for(step: str, stored: dict[str, Any]) -> dict[str, Any]:
+    spec = FORMS[step]
+    values = {**spec.defaults(), **stored}
+    shown = display_values(spec, values)
+    if step == "compliance" and "dengbao_level" in shown and shown["dengbao_level"] == "":
+        shown["dengbao_level"] = "0"
+    return shown
+
+
+def _step_links(case: Any, raw: dict[str, Any]) -> list[dict[str, Any]]:
+    keys = questionnaire.steps_for(raw)
+    return [
+        {
+            "key": key,
+            "title": STEP_TITLES[key],
+            "answered": key in raw,
+            "url": url_for("web.case_step", case_id=case.id, step=key) if case is not None else None,
+        }
+        for key in keys
+    ]
+
+
+def _render_step(
+    case: Any, step: str, values: dict[str, Any], errors: list[FieldError], version: Any, status: int = 200
+) -> Any:
+    spec = FORMS[step]
+    prefix = f"{step}."
+    local = [
+        FieldError(e.field.removeprefix(prefix), e.message) if e.field.startswith(prefix) else e
+        for e in errors
+    ]
+    by_field, general = split_errors(spec, local)
+    raw = case.answers if case is not None else {}
+    keys = questionnaire.steps_for(raw) if case is not None else ["workload"]
+    position = keys.index(step) + 1 if step in keys else 1
+    html = render_template(
+        "cases/step.html",
+        case=case,
+        step=step,
+        step_title=STEP_TITLES[step],
+        steps=_step_links(case, raw) if case is not None else [],
+        position=position,
+        total=len(keys) if case is not None else None,
+        fields=bind(spec, values, by_field),
+        general_errors=general,
+        conflict=any(error.field == "version" for error in errors),
+        version=version,
+        is_first=position == 1,
+        is_last=case is not None and step == keys[-1],
+        action=url_for("web.case_step", case_id=case.id, step=step)
+        if case is not None
+        else url_for("web.case_new"),
+    )
+    return html, status
+
+
+def _step_errors_general(errors: list[FieldError]) -> list[FieldError]:
+    """Errors of other steps, rewritten to name the step (and the question) to go back to."""
+    out = []
+    for error in errors:
+        section, _dot, rest = error.field.partition(".")
+        title = STEP_TITLES.get(section)
+        if title is None:
+            out.append(error)
+        elif not rest:
+            out.append(FieldError("", _("%(step)s：本步尚未填写", step=title)))
+        else:
+            name = rest.split("[", 1)[0].split(".", 1)[0]
+            label = next((f.text for f in STEP_FIELDS[section] if f.name == name), name)
+            out.append(FieldError("", f"{title} · {label}: {error.message}"))
+    return out
+
+
+# ---------------------------------------------------------------- pages
+@bp.get("/cases")
+@role_required(Role.viewer)
+def cases() -> Any:
+    """Procurement cases, newest first."""
+    rows = service.list_cases(get_session())
+    kinds = dict(_kinds(None))
+    return render_template("cases/list.html", cases=rows, kinds=kinds)
+
+
+@bp.route("/cases/new", methods=["GET", "POST"])
+@role_required(Role.analyst)
+def case_new() -> Any:
+    """First step: the workload kind; posting it creates the draft case."""
+    if request.method == "GET":
+        return _render_step(None, "workload", _values_for("workload", {}), [], None)
+    data = parse_form(FORMS["workload"], request.form)
+    try:
+        case = service.start_case(get_session(), workload=data, owner=_actor())
+    except InvalidInput as exc:
+        return _render_step(
+            None, "workload", display_values(FORMS["workload"], data), exc.errors, None, exc.status
+        )
+    return redirect(url_for("web.case_step", case_id=case.id, step=case.step))
+
+
+@bp.route("/cases/<int:case_id>/steps/<step>", methods=["GET", "POST"])
+@role_required(Role.analyst)
+def case_step(case_id: int, step: str) -> Any:
+    """One questionnaire step: back / next / finish buttons, answers kept in the case on the server."""
+    session = get_session()
+    case = service.get_case(session, case_id=case_id)
+    if step not in FORMS:
+        abort(404)
+    if request.method == "GET":
+        return _render_step(case, step, _values_for(step, case.answers.get(step, {})), [], case.version)
+    data = parse_form(FORMS[step], request.form)
+    version = request.form.get("version", "")
+    nav = request.form.get("nav", "next")
+    try:
+        case = service.save_step(session, case_id=case_id, step=step, data=data, version=version)
+    except (InvalidInput, Conflict) as exc:
+        if nav == "back" and not isinstance(exc, Conflict):
+            previous = questionnaire.neighbour(case.answers, step, -1)
+            if previous:
+                flash(_("本页有误，未保存；已返回上一步"), "warning")
+                return redirect(url_for("web.case_step", case_id=case_id, step=previous))
+        session.expire_all()
+        case = service.get_case(session, case_id=case_id)
+        return _render_step(case, step, display_values(FORMS[step], data), exc.errors, version, exc.status)
+    if nav == "back":
+        target = questionnaire.neighbour(case.answers, step, -1) or step
+        return redirect(url_for("web.case_step", case_id=case_id, step=target))
+    if nav == "save":
+        flash(_("已保存"), "success")
+        return redirect(url_for("web.case_step", case_id=case_id, step=step))
+    following = questionnaire.neighbour(case.answers, step, 1)
+    if nav == "next" and following:
+        return redirect(url_for("web.case_step", case_id=case_id, step=following))
+    try:
+        service.finish_case(session, case_id=case_id, version=case.version)
+    except InvalidInput as exc:
+        session.expire_all()
+        case = service.get_case(session, case_id=case_id)
+        errors = _step_errors_general(exc.errors)
+        return _render_step(
+            case, step, _values_for(step, case.answers.get(step, {})), errors, case.version, 422
+        )
+    flash(_("问卷已完成"), "success")
+    return redirect(url_for("web.case_detail", case_id=case_id))
+
+
+def _check_link(provider_id: int) -> str | None:
+    """The provider's credential-check page, when that page exists."""
+    if "web.provider_credentials" in current_app.view_functions:
+        return url_for("web.provider_credentials", provider_id=provider_id)
+    return url_for("web.provider_detail", provider_id=provider_id)
+
+
+def _unfinished(case: Any) -> Any:
+    """Send an analyst back to the first unfinished step; tell a viewer the case is not finished."""
+    if not has_role(current_user, Role.analyst):
+        return render_template("cases/unfinished.html", case=case), 409
+    step = questionnaire.first_invalid(case.answers) or case.step
+    if step not in FORMS:
+        step = questionnaire.steps_for(case.answers)[-1]
+    flash(_("问卷尚未完成，请继续填写"), "info")
+    return redirect(url_for("web.case_step", case_id=case.id, step=step))
+
+
+@bp.get("/cases/<int:case_id>")
+@role_required(Role.viewer)
+def case_detail(case_id: int) -> Any:
+    """Requirements with their arithmetic, ranked and excluded offers, latency table, FAQ."""
+    session = get_session()
+    case = service.get_case(session, case_id=case_id)
+    if not case.complete:
+        return _unfinished(case)
+    advice = service.advise_case(session, case_id=case_id, check_link=_check_link)
+    return render_template(
+        "cases/result.html",
+        case=case,
+        advice=advice.to_dict(limit=PAGE_OFFERS),
+        page_offers=PAGE_OFFERS,
+        lang=_lang(),
+        steps=_step_links(case, case.answers),
+        history=service.case_history(session, case_id=case_id),
+    )
+
+
+@bp.get("/cases/<int:case_id>/answers.json")
+@role_required(Role.viewer)
+def case_answers(case_id: int) -> Any:
+    """The case's answers as JSON (the input of `flask advise`)."""
+    case = service.get_case(get_session(), case_id=case_id)
+    body = json.dumps(case.answers, ensure_ascii=False, indent=2)
+    return Response(
+        body,
+        mimetype="application/json",
+        headers={"Content-Disposition": f'attachment; filename="case-{case.id}-answers.json"'},
+    )
+
+
+def _provider_param() -> int | None:
+    raw = request.args.get("provider_id", "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or len(raw) > 9:
+        raise InvalidInput(
+            "供应商编号须为正整数 (provider_id must be a positive integer)", field="provider_id"
+        )
+    return int(raw)
+
+
+@bp.get("/cases/<int:case_id>/checklist")
+@role_required(Role.viewer)
+def case_checklist(case_id: int) -> Any:
+    """The case's checklist, or the checklist for one provider auto-ticked from its evidence."""
+    session = get_session()
+    case = service.get_case(session, case_id=case_id)
+    if not case.complete:
+        return _unfinished(case)
+    advice = service.advise_case(session, case_id=case_id, check_link=_check_link)
+    provider_id = _provider_param()
+    ticks = service.ticks_of(session, case_id=case_id)
+    providers: dict[int, str] = {}
+    for a in advice.ranked:
+        providers.setdefault(a.offer.provider.id, a.offer.provider.name)
+    entries = (
+        service.provider_checklist(advice, provider_id=provider_id, ticks=ticks)
+        if provider_id is not None
+        else list(advice.checklist)
+    )
+    eligible = {a.offer.provider.id for a in advice.eligible}
+    return render_template(
+        "cases/checklist.html",
+        case=case,
+        entries=[entry.to_dict() for entry in entries],
+        providers=sorted(providers.items(), key=lambda item: (item[0] not in eligible, item[1])),
+        eligible=eligible,
+        provider_id=provider_id,
+        provider_name=providers.get(provider_id) if provider_id else None,
+        lang=_lang(),
+        errors={},
+    )
+
+
+@bp.post("/cases/<int:case_id>/checklist/tick")
+@role_required(Role.analyst)
+def case_tick(case_id: int) -> Any:
+    """Tick or untick one item by hand with a comment and an optional evidence link (audited)."""
+    session = get_session()
+    form = request.form
+    provider_raw = form.get("provider_id", "").strip()
+    provider_id = int(provider_raw) if provider_raw.isdigit() and len(provider_raw) <= 9 else None
+    if provider_raw and provider_id is None:
+        raise InvalidInput(
+            "供应商编号须为正整数 (provider_id must be a positive integer)", field="provider_id"
+        )
+    item_key = form.get("item_key", "")
+    try:
+        service.tick_item(
+            session,
+            case_id=case_id,
+            item_key=item_key,
+            provider_id=provider_id,
+            done=form.get("done", "1") == "1",
+            comment=form.get("comment", ""),
+            evidence_url=form.get("evidence_url", ""),
+            actor=_actor(),
+        )
+    except InvalidInput as exc:
+        for error in exc.errors:
+            flash(f"{item_key}: {error.message}", "danger")
+    else:
+        flash(_("已记录"), "success")
+    target = (
+        url_for("web.case_checklist", case_id=case_id, provider_id=provider_id)
+        if provider_id
+        else url_for("web.case_checklist", case_id=case_id)
+    )
+    return redirect(f"{target}#item-{item_key}")
