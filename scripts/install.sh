@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 with_tests=0
 [[ "${1:-}" == "--test" ]] && with_tests=1
 
-apt_packages=(iperf3 fio openssh-server iputils-ping fonts-wqy-microhei poppler-utils postgresql redis-server)
+apt_packages=(iperf3 fio openssh-server iputils-ping iproute2 util-linux procps fonts-wqy-microhei poppler-utils postgresql redis-server)
 ((with_tests)) && apt_packages+=(chromium)
 
 missing=()

@@ -1,0 +1,550 @@
+"""Claims versus measurements (pure): what the offer says against what the probes measured.
+
+`compare(claims, samples)` runs every registered check and returns plain `Comparison` records (verdict,
+measured, claimed, ratio, reasons in Chinese and English); the app turns them into findings. Thresholds
+default to DOMAIN.md section 5 and are passed in to change them.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from benchmarks.sample import Sample
+
+
+class Verdict(StrEnum):
+    """Outcome of one comparison."""
+
+    passed = "pass"
+    warn = "warn"
+    failed = "fail"
+    info = "info"
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What the offer claims (Offer fields; None where the provider states nothing)."""
+
+    public_mbps: float | None = None
+    intranet_gbps: float | None = None
+    bandwidth_type: str | None = None  # dedicated / shared / unknown
+    storage_type: str | None = None  # local_nvme / local_sata_ssd / cloud_disk / nfs / parallel_fs / unknown
+    nominal_iops: float | None = None
+    gpu_model: str | None = None
+    gpus_per_node: int | None = None
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Verdict boundaries (DOMAIN.md section 5 defaults)."""
+
+    bandwidth_pass: float = 0.8  # measured / nominal
+    bandwidth_warn: float = 0.5
+    iops_pass: float = 0.8
+    iops_warn: float = 0.5
+    ping_loss_fail_pct: float = 5.0  # any loss warns; this much fails
+    jitter_warn_ms: float = 5.0  # mdev above this and above jitter_warn_ratio x avg warns
+    jitter_warn_ratio: float = 0.25
+    stability_max_cv: float = 0.15  # coefficient of variation of repeated throughput
+    stability_min_over_median: float = 0.7
+    stability_min_samples: int = 3
+    gpu_busy_pct: float = 90.0
+    gpu_low_pct: float = 80.0
+    typical_iops: dict[str, tuple[float, float]] = field(
+        default_factory=lambda: {
+            "local_nvme": (100_000.0, 1_000_000.0),
+            "local_ssd": (20_000.0, 100_000.0),
+            "virtual_disk": (1_000.0, 50_000.0),
+            "network_block": (1_000.0, 50_000.0),
+            "network_fs": (1_000.0, 50_000.0),
+        }
+    )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One claim-versus-measurement verdict; `red_flag` is the DOMAIN.md section 4 number it raises."""
+
+    check: str
+    verdict: Verdict
+    measured: float | str | None
+    claimed: float | str | None
+    ratio: float | None
+    unit: str
+    reason_zh: str
+    reason_en: str
+    subject: str = ""
+    red_flag: int | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "check": self.check,
+            "verdict": self.verdict.value,
+            "measured": self.measured,
+            "claimed": self.claimed,
+            "ratio": self.ratio,
+            "unit": self.unit,
+            "reason_zh": self.reason_zh,
+            "reason_en": self.reason_en,
+            "subject": self.subject,
+            "red_flag": self.red_flag,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What checks read: the claims, samples grouped by metric, thresholds and tools found missing."""
+
+    claims: Claims
+    samples: dict[str, list[Sample]]
+    thresholds: Thresholds
+    missing_tools: frozenset[str]
+
+    def of(self, metric: str, **metadata: Any) -> list[Sample]:
+        """Samples of `metric` whose metadata matches every key given."""
+        return [
+            sample
+            for sample in self.samples.get(metric, [])
+            if all(sample.metadata.get(key) == value for key, value in metadata.items())
+        ]
+
+
+Check = Callable[[Inputs], Iterable[Comparison]]
+CHECKS: dict[str, Check] = {}
+
+
+def check(name: str) -> Callable[[Check], Check]:
+    """Register a comparison check; a duplicate name raises."""
+
+    def decorator(function: Check) -> Check:
+        if name in CHECKS:
+            raise ValueError(f"check {name!r} is registered twice")
+        CHECKS[name] = function
+        return function
+
+    return decorator
+
+
+def ratio_verdict(ratio: float, pass_at: float, warn_at: float) -> Verdict:
+    """pass at >= pass_at, warn at >= warn_at, else fail."""
+    if ratio >= pass_at:
+        return Verdict.passed
+    return Verdict.warn if ratio >= warn_at else Verdict.failed
+
+
+# ---------------------------------------------------------------- bandwidth
+PATH_NAMES = {"public": ("公网", "public"), "intranet": ("内网", "intranet")}
+
+
+def _nominal_mbps(claims: Claims, path: str) -> float | None:
+    if path == "intranet":
+        return claims.intranet_gbps * 1000 if claims.intranet_gbps else None
+    return float(claims.public_mbps) if claims.public_mbps else None
+
+
+@check("bandwidth")
+def bandwidth(inputs: Inputs) -> Iterable[Comparison]:
+    """Each throughput test against the nominal bandwidth of its path."""
+    thresholds = inputs.thresholds
+    for sample in inputs.of("throughput", purpose="throughput"):
+        path = str(sample.metadata.get("path", "public"))
+        nominal = _nominal_mbps(inputs.claims, path)
+        zh_path, en_path = PATH_NAMES.get(path, (path, path))
+        step = str(sample.metadata.get("step", ""))
+        measured = round(float(sample.value), 1)
+        if nominal is None:
+            yield Comparison(
+                "bandwidth",
+                Verdict.info,
+                measured,
+                None,
+                None,
+                "Mbit/s",
+                f"实测{zh_path}吞吐 {measured} Mbit/s；报价未写标称带宽",
+                f"measured {en_path} throughput {measured} Mbit/s; the offer states no nominal bandwidth",
+                subject=step,
+            )
+            continue
+        ratio = float(sample.value) / nominal
+        verdict = ratio_verdict(ratio, thresholds.bandwidth_pass, thresholds.bandwidth_warn)
+        yield Comparison(
+            "bandwidth",
+            verdict,
+            measured,
+            nominal,
+            round(ratio, 3),
+            "Mbit/s",
+            f"{zh_path}实测 {measured} Mbit/s，标称 {nominal:g} Mbit/s，达成 {ratio:.0%}"
+            f"（≥{thresholds.bandwidth_pass:.0%} 通过，<{thresholds.bandwidth_warn:.0%} 不合格）",
+            f"{en_path} measured {measured} Mbit/s against nominal {nominal:g} Mbit/s: {ratio:.0%} "
+            f"(pass at >= {thresholds.bandwidth_pass:.0%}, fail below {thresholds.bandwidth_warn:.0%})",
+            subject=step,
+            evidence={"streams": sample.metadata.get("streams"), "reverse": sample.metadata.get("reverse")},
+        )
+
+
+@check("stability")
+def stability(inputs: Inputs) -> Iterable[Comparison]:
+    """Repeated throughput: a high coefficient of variation or a low minimum means shared bandwidth."""
+    thresholds = inputs.thresholds
+    values = [float(sample.value) for sample in inputs.of("throughput", purpose="stability")]
+    if not values:
+        return
+    if len(values) < thresholds.stability_min_samples:
+        yield Comparison(
+            "stability",
+            Verdict.info,
+            len(values),
+            None,
+            None,
+            "samples",
+            f"只有 {len(values)} 次吞吐测量，不足以判断稳定性",
+            f"only {len(values)} throughput measurements: too few to judge stability",
+        )
+        return
+    mean = statistics.fmean(values)
+    cv = statistics.pstdev(values) / mean if mean > 0 else float("inf")
+    median = statistics.median(values)
+    low = min(values) / median if median > 0 else 0.0
+    unstable = cv > thresholds.stability_max_cv or low < thresholds.stability_min_over_median
+    dedicated = inputs.claims.bandwidth_type == "dedicated"
+    evidence = {"values": [round(value, 1) for value in values], "cv": round(cv, 3), "min_over_median": low}
+    figures_zh = f"变异系数 {cv:.2f}，最小值为中位数的 {low:.0%}"
+    figures_en = f"coefficient of variation {cv:.2f}, minimum {low:.0%} of the median"
+    if not unstable:
+        yield Comparison(
+            "stability",
+            Verdict.passed,
+            round(cv, 3),
+            inputs.claims.bandwidth_type,
+            round(low, 3),
+            "cv",
+            f"{len(values)} 次吞吐测量稳定（{figures_zh}）",
+            f"{len(values)} throughput measurements are steady ({figures_en})",
+            evidence=evidence,
+        )
+        return
+    yield Comparison(
+        "stability",
+        Verdict.failed if dedicated else Verdict.warn,
+        round(cv, 3),
+        inputs.claims.bandwidth_type,
+        round(low, 3),
+        "cv",
+        f"带宽波动大，表现像共享带宽（{figures_zh}）" + ("，但报价声称独享带宽" if dedicated else ""),
+        f"bandwidth swings: behaves like shared bandwidth ({figures_en})"
+        + ("; the offer claims dedicated bandwidth" if dedicated else ""),
+        red_flag=12 if dedicated else None,
+        evidence=evidence,
+    )
+
+
+# ---------------------------------------------------------------- storage
+# Detected storage classes that satisfy each claimed Offer.storage_type.
+STORAGE_MATCHES: dict[str, set[str]] = {
+    "local_nvme": {"local_nvme"},
+    "local_sata_ssd": {"local_ssd", "local_nvme"},
+    "cloud_disk": {"virtual_disk", "network_block"},
+    "nfs": {"network_fs"},
+    "parallel_fs": {"network_fs"},
+}
+STORAGE_NAMES = {
+    "local_nvme": ("本地 NVMe", "local NVMe"),
+    "local_ssd": ("本地 SATA/SAS SSD", "local SATA/SAS SSD"),
+    "local_sata_ssd": ("本地 SATA SSD", "local SATA SSD"),
+    "local_hdd": ("本地机械硬盘", "local hard disk"),
+    "virtual_disk": ("虚拟磁盘", "virtual disk"),
+    "cloud_disk": ("云盘", "cloud disk"),
+    "network_block": ("网络块存储", "network block storage"),
+    "network_fs": ("网络文件系统", "network filesystem"),
+    "nfs": ("NFS", "NFS"),
+    "parallel_fs": ("并行文件系统", "parallel filesystem"),
+    "memory": ("内存文件系统", "memory filesystem"),
+    "unknown": ("未知", "unknown"),
+}
+
+
+def _name(kind: str | None) -> tuple[str, str]:
+    return STORAGE_NAMES.get(kind or "unknown", (str(kind), str(kind)))
+
+
+@check("storage_type")
+def storage_type(inputs: Inputs) -> Iterable[Comparison]:
+    """Detected storage class against the claimed storage type."""
+    for sample in inputs.of("storage_class"):
+        detected = str(sample.value)
+        claimed = inputs.claims.storage_type
+        (dzh, den), (czh, cen) = _name(detected), _name(claimed)
+        reason = str(sample.metadata.get("reason", ""))
+        evidence = {"reason": reason, "fstype": sample.metadata.get("fstype")}
+        if not claimed or claimed == "unknown" or claimed not in STORAGE_MATCHES:
+            yield Comparison(
+                "storage_type",
+                Verdict.info,
+                detected,
+                claimed,
+                None,
+                "",
+                f"检测到的存储类型：{dzh}；报价未写明存储类型",
+                f"detected storage: {den}; the offer states none",
+                evidence=evidence,
+            )
+        elif detected in STORAGE_MATCHES[claimed]:
+            yield Comparison(
+                "storage_type",
+                Verdict.passed,
+                detected,
+                claimed,
+                None,
+                "",
+                f"检测到 {dzh}，与报价的 {czh} 相符",
+                f"detected {den}, as the offer claims ({cen})",
+                evidence=evidence,
+            )
+        else:
+            nvme = claimed == "local_nvme"
+            yield Comparison(
+                "storage_type",
+                Verdict.failed if nvme else Verdict.warn,
+                detected,
+                claimed,
+                None,
+                "",
+                f"报价声称 {czh}，实测数据目录位于 {dzh}" + ("：存储不是本地 NVMe" if nvme else ""),
+                f"the offer claims {cen}, but the data directory is on {den}"
+                + (": storage is not local NVMe" if nvme else ""),
+                red_flag=12 if nvme else None,
+                evidence=evidence,
+            )
+
+
+@check("iops")
+def iops(inputs: Inputs) -> Iterable[Comparison]:
+    """4k random-read IOPS against the nominal IOPS and the typical range of the claimed storage."""
+    thresholds = inputs.thresholds
+    claims = inputs.claims
+    for sample in inputs.of("read_iops"):
+        measured = round(float(sample.value))
+        step = str(sample.metadata.get("step", ""))
+        if claims.nominal_iops:
+            ratio = measured / claims.nominal_iops
+            verdict = ratio_verdict(ratio, thresholds.iops_pass, thresholds.iops_warn)
+            yield Comparison(
+                "iops",
+                verdict,
+                measured,
+                claims.nominal_iops,
+                round(ratio, 3),
+                "IOPS",
+                f"4k 随机读实测 {measured:,} IOPS，标称 {claims.nominal_iops:,.0f} IOPS，达成 {ratio:.0%}",
+                f"4k random read measured {measured:,} IOPS against nominal "
+                f"{claims.nominal_iops:,.0f}: {ratio:.0%}",
+                subject=step,
+            )
+        kind = {"local_sata_ssd": "local_ssd", "cloud_disk": "virtual_disk", "nfs": "network_fs"}.get(
+            claims.storage_type or "", claims.storage_type or ""
+        )
+        if kind in thresholds.typical_iops:
+            low, high = thresholds.typical_iops[kind]
+            zh, en = _name(claims.storage_type)
+            if measured < low:
+                yield Comparison(
+                    "iops_range",
+                    Verdict.warn,
+                    measured,
+                    f"{low:,.0f}-{high:,.0f}",
+                    round(measured / low, 3),
+                    "IOPS",
+                    f"实测 {measured:,} IOPS，低于 {zh} 常见范围 {low:,.0f}-{high:,.0f}",
+                    f"measured {measured:,} IOPS, below the usual {low:,.0f}-{high:,.0f} for {en}",
+                    subject=step,
+                )
+
+
+@check("write_throughput")
+def write_throughput(inputs: Inputs) -> Iterable[Comparison]:
+    """Checkpoint write speed, for the record (no claim to compare with)."""
+    for sample in inputs.of("write_effective_bandwidth"):
+        measured = round(float(sample.value), 1)
+        seconds_per_10g = 10 * 1024 / measured if measured > 0 else float("inf")
+        yield Comparison(
+            "write_throughput",
+            Verdict.info,
+            measured,
+            None,
+            None,
+            "MiB/s",
+            f"1 MiB 顺序写（含 fsync）{measured} MiB/s：写 10 GiB 检查点约 {seconds_per_10g:.0f} 秒",
+            f"1 MiB sequential writes with fsync: {measured} MiB/s, a 10 GiB checkpoint takes about "
+            f"{seconds_per_10g:.0f} s",
+            subject=str(sample.metadata.get("step", "")),
+        )
+
+
+# ---------------------------------------------------------------- latency
+@check("ping")
+def ping(inputs: Inputs) -> Iterable[Comparison]:
+    """Any packet loss warns (much loss fails); high mdev relative to the average warns."""
+    thresholds = inputs.thresholds
+    for loss_sample in inputs.of("packet_loss"):
+        path = str(loss_sample.metadata.get("path", ""))
+        loss = float(loss_sample.value)
+        verdict = (
+            Verdict.passed
+            if loss == 0
+            else Verdict.failed
+            if loss >= thresholds.ping_loss_fail_pct
+            else Verdict.warn
+        )
+        yield Comparison(
+            "ping_loss",
+            verdict,
+            loss,
+            0.0,
+            None,
+            "%",
+            f"{path} 丢包 {loss:g}%",
+            f"{path} packet loss {loss:g}%",
+            subject=path,
+        )
+        mdev = inputs.of("rtt_mdev", path=path)
+        avg = inputs.of("rtt_avg", path=path)
+        if mdev and avg:
+            jitter, mean = float(mdev[0].value), float(avg[0].value)
+            high = jitter > thresholds.jitter_warn_ms and jitter > thresholds.jitter_warn_ratio * mean
+            yield Comparison(
+                "ping_jitter",
+                Verdict.warn if high else Verdict.passed,
+                jitter,
+                None,
+                round(jitter / mean, 3) if mean else None,
+                "ms",
+                f"{path} 延迟 平均 {mean:g} ms，抖动 (mdev) {jitter:g} ms" + ("，抖动偏大" if high else ""),
+                f"{path} latency avg {mean:g} ms, jitter (mdev) {jitter:g} ms"
+                + (": unstable" if high else ""),
+                subject=path,
+            )
+
+
+# ---------------------------------------------------------------- GPUs
+def _model_key(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower().replace("nvidia", "").replace("geforce", ""))
+
+
+def _gpu_names(inputs: Inputs) -> dict[tuple[str, int], str]:
+    """GPU name per (host, index), from inventory or nvidia-smi steps."""
+    return {
+        (str(sample.metadata.get("host")), int(sample.metadata.get("gpu_index", 0))): str(sample.value)
+        for sample in inputs.of("gpu")
+    }
+
+
+@check("gpu")
+def gpu(inputs: Inputs) -> Iterable[Comparison]:
+    """GPU model and count against the offer."""
+    claims = inputs.claims
+    names = _gpu_names(inputs)
+    nvidia_missing = "nvidia-smi" in inputs.missing_tools or any(
+        sample.metadata.get("nvidia_smi") == "not installed" for sample in inputs.of("gpu_count")
+    )
+    if not names and not nvidia_missing:
+        return
+    count = len(names)
+    models = sorted(set(names.values()))
+    if claims.gpus_per_node:
+        verdict = Verdict.passed if count == claims.gpus_per_node else Verdict.failed
+        extra_zh = "（服务器上没有 nvidia-smi）" if nvidia_missing else ""
+        extra_en = " (nvidia-smi is not installed on the server)" if nvidia_missing else ""
+        yield Comparison(
+            "gpu_count",
+            verdict,
+            count,
+            claims.gpus_per_node,
+            None,
+            "GPUs",
+            f"检测到 {count} 块 GPU，报价 {claims.gpus_per_node} 块{extra_zh}",
+            f"{count} GPUs found, the offer says {claims.gpus_per_node}{extra_en}",
+        )
+    if claims.gpu_model and models:
+        wanted = _model_key(claims.gpu_model)
+        wrong = [model for model in models if wanted not in _model_key(model)]
+        yield Comparison(
+            "gpu_model",
+            Verdict.failed if wrong else Verdict.passed,
+            ", ".join(models),
+            claims.gpu_model,
+            None,
+            "",
+            f"检测到 GPU 型号 {', '.join(models)}，报价 {claims.gpu_model}" + ("，不符" if wrong else ""),
+            f"GPU model found: {', '.join(models)}; the offer says {claims.gpu_model}"
+            + (": mismatch" if wrong else ""),
+        )
+
+
+@check("gpu_utilization")
+def gpu_utilization(inputs: Inputs) -> Iterable[Comparison]:
+    """Mean utilisation per GPU during the workload (DOMAIN.md: >= 90 % busy, < 80 % a bottleneck)."""
+    thresholds = inputs.thresholds
+    per_gpu: dict[int, list[float]] = defaultdict(list)
+    for sample in inputs.of("gpu_utilization"):
+        per_gpu[int(sample.metadata.get("gpu_index", 0))].append(float(sample.value))
+    workload = inputs.of("gpu_workload_exit_code")
+    if workload and float(workload[0].value) not in (0.0, 124.0):
+        output = str(workload[0].metadata.get("workload_output", ""))
+        yield Comparison(
+            "gpu_utilization",
+            Verdict.info,
+            None,
+            None,
+            None,
+            "%",
+            f"GPU 负载未能运行（{output}），利用率为空闲值",
+            f"the GPU workload did not run ({output}): idle figures",
+        )
+        return
+    for index, values in sorted(per_gpu.items()):
+        mean = statistics.fmean(values)
+        verdict = (
+            Verdict.passed
+            if mean >= thresholds.gpu_busy_pct
+            else Verdict.warn
+            if mean < thresholds.gpu_low_pct
+            else Verdict.info
+        )
+        yield Comparison(
+            "gpu_utilization",
+            verdict,
+            round(mean, 1),
+            None,
+            None,
+            "%",
+            f"GPU {index} 负载期间平均利用率 {mean:.0f}%",
+            f"GPU {index} mean utilisation under load {mean:.0f}%",
+            subject=f"gpu:{index}",
+            evidence={"samples": len(values), "min": min(values), "max": max(values)},
+        )
+
+
+# ---------------------------------------------------------------- entry point
+def compare(
+    claims: Claims,
+    samples: Iterable[Sample],
+    *,
+    thresholds: Thresholds | None = None,
+    missing_tools: Iterable[str] = (),
+) -> list[Comparison]:
+    """Every registered check on `samples` against `claims`."""
+    grouped: dict[str, list[Sample]] = defaultdict(list)
+    for sample in samples:
+        grouped[sample.metric].append(sample)
+    inputs = Inputs(claims, dict(grouped), thresholds or Thresholds(), frozenset(missing_tools))
+    return [comparison for function in CHECKS.values() for comparison in function(inputs)]

@@ -1,0 +1,155 @@
+"""Storage type evidence: `lsblk -J -d` (disks) and `findmnt -J -T PATH` (the filesystem holding the data).
+
+Classes: local_nvme, local_ssd, local_hdd, virtual_disk (virtio/Xen/emulated), network_block (iSCSI,
+FC, NBD, RBD), network_fs (NFS, Ceph, Lustre, FUSE ...), memory (tmpfs), unknown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes._json import dig, load_json_object
+from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
+from benchmarks.sample import ParseError, Sample
+
+LSBLK_COLUMNS = "NAME,ROTA,TRAN,MODEL,SIZE,TYPE"
+FINDMNT_COLUMNS = "SOURCE,TARGET,FSTYPE,OPTIONS"
+LSBLK_MARK = "### lsblk"
+SEPARATOR = "### findmnt"
+# lsblk's version line, then both JSON documents, in one round trip; $1 is the data path.
+SCRIPT = (
+    f"lsblk --version 2>&1 | head -n 1; echo '{LSBLK_MARK}'; lsblk -J -d -o {LSBLK_COLUMNS}; s=$?; "
+    f"echo '{SEPARATOR}'; findmnt -J -T \"$1\" -o {FINDMNT_COLUMNS}; t=$?; [ $s -eq 0 ] && [ $t -eq 0 ]"
+)
+NETWORK_FS = re.compile(
+    r"^(nfs4?|cifs|smb3?|ceph|cephfs|glusterfs|lustre|beegfs|gpfs|9p|virtiofs|afs|ocfs2|gfs2|fuse\..*|juicefs)$"
+)
+MEMORY_FS = {"tmpfs", "ramfs"}
+VIRTUAL_MODELS = re.compile(r"qemu|virtual|vmware|virtio|xen|elastic block store|google persistent", re.I)
+NETWORK_BLOCK_TRANSPORTS = {"iscsi", "fc", "nvme-of", "rdma"}
+NETWORK_BLOCK_NAMES = re.compile(r"^(nbd|rbd|drbd)\d+")
+VIRTUAL_NAMES = re.compile(r"^(vd[a-z]+|xvd[a-z]+)$")
+
+
+def classify_disk(disk: dict[str, Any]) -> str:
+    """Storage class of one lsblk disk entry."""
+    name = str(disk.get("name") or "")
+    transport = str(disk.get("tran") or "").lower()
+    model = str(disk.get("model") or "")
+    rotational = disk.get("rota") in (True, "1", 1)
+    if NETWORK_BLOCK_NAMES.match(name) or transport in NETWORK_BLOCK_TRANSPORTS:
+        return "network_block"
+    if VIRTUAL_NAMES.match(name) or VIRTUAL_MODELS.search(model):
+        return "virtual_disk"
+    if name.startswith("zram") or name.startswith("ram"):
+        return "memory"
+    if name.startswith("nvme") or transport == "nvme":
+        return "local_nvme"
+    if name.startswith(("sd", "hd")):
+        return "local_hdd" if rotational else "local_ssd"
+    return "unknown"
+
+
+def _disks(data: dict[str, Any], tool: str) -> list[dict[str, Any]]:
+    devices = dig(data, "blockdevices", tool=tool, expected=list)
+    for index, device in enumerate(devices):
+        if not isinstance(device, dict) or not device.get("name"):
+            raise ParseError(tool, f"blockdevices.{index} has no name")
+    return devices
+
+
+@register_parser("lsblk")
+def parse_lsblk(text: str) -> list[Sample]:
+    """One `block_device` sample per disk: value is its class, metadata the lsblk columns."""
+    devices = _disks(load_json_object(text, "lsblk"), "lsblk")
+    return [
+        Sample("block_device", classify_disk(device), "", {key: device.get(key) for key in device})
+        for device in devices
+    ]
+
+
+@register_parser("findmnt")
+def parse_findmnt(text: str) -> list[Sample]:
+    """One `filesystem` sample: value is the fstype, metadata source, target and options."""
+    filesystems = dig(load_json_object(text, "findmnt"), "filesystems", tool="findmnt", expected=list)
+    if not filesystems or not isinstance(filesystems[0], dict) or "fstype" not in filesystems[0]:
+        raise ParseError("findmnt", "no filesystem with an fstype")
+    found = filesystems[0]
+    return [Sample("filesystem", str(found["fstype"]), "", {key: found.get(key) for key in found})]
+
+
+def _backing_disk(source: str, devices: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The lsblk disk a mount source lives on: /dev/nvme0n1p2 -> nvme0n1 (longest name prefix)."""
+    name = source.removeprefix("/dev/").split("[")[0]
+    matches = [device for device in devices if name.startswith(str(device["name"]))]
+    return max(matches, key=lambda device: len(str(device["name"])), default=None)
+
+
+def classify(filesystem: dict[str, Any], devices: list[dict[str, Any]]) -> tuple[str, str]:
+    """(storage class, how it was decided) for the filesystem holding the data path."""
+    fstype = str(filesystem.get("fstype") or "")
+    source = str(filesystem.get("source") or "")
+    if NETWORK_FS.match(fstype):
+        return "network_fs", f"filesystem type {fstype} is a network filesystem"
+    if fstype in MEMORY_FS:
+        return "memory", f"filesystem type {fstype} lives in memory"
+    disk = _backing_disk(source, devices) if source.startswith("/dev/") else None
+    if disk is not None:
+        kind = classify_disk(disk)
+        return kind, f"{source} is on disk {disk['name']} ({kind})"
+    kinds = {classify_disk(device) for device in devices} - {"memory"}
+    if len(kinds) == 1:
+        kind = kinds.pop()
+        return kind, f"{source or fstype} maps to no single disk; every disk here is {kind}"
+    return "unknown", f"{source or fstype} maps to no disk, and the disks differ ({', '.join(sorted(kinds))})"
+
+
+@register_parser("disk")
+def parse_output(text: str) -> list[Sample]:
+    """The probe's combined lsblk + findmnt output -> disks, filesystem and the detected storage class."""
+    if SEPARATOR not in text:
+        raise ParseError("disk", f"no '{SEPARATOR}' separator: expected lsblk JSON, then findmnt JSON")
+    lsblk_text, findmnt_text = text.split(SEPARATOR, 1)
+    version, _, lsblk_text = lsblk_text.rpartition(LSBLK_MARK)
+    disks = parse_lsblk(lsblk_text)
+    filesystem = parse_findmnt(findmnt_text)[0]
+    devices = [sample.metadata for sample in disks]
+    kind, reason = classify(filesystem.metadata, devices)
+    detected = Sample(
+        "storage_class",
+        kind,
+        "",
+        {"reason": reason, "fstype": filesystem.value, "source": filesystem.metadata.get("source")},
+    )
+    samples = [detected, filesystem, *disks]
+    if version.strip():
+        samples = [sample.with_metadata(tool_version=version.strip().splitlines()[0]) for sample in samples]
+    return samples
+
+
+@register_probe
+class DiskProbe(Probe):
+    """Which kind of storage holds `storage_path`."""
+
+    name = "disk"
+    tool = "lsblk"
+
+    def tools(self, ctx: ProbeContext) -> dict[str, tuple[str, ...]]:
+        """lsblk and findmnt (util-linux) on the target."""
+        return {TARGET: ("lsblk", "findmnt")}
+
+    def run(self, ctx: ProbeContext) -> None:
+        """Both commands in one round trip, separated by a marker line."""
+        path = ctx.params.storage_path
+        result = ctx.execute(
+            TARGET,
+            "lsblk + findmnt",
+            ["sh", "-c", SCRIPT, "sh", path],
+            timeout=30,
+            parser="disk",
+            metadata={"storage_path": path},
+        )
+        if result.timed_out:
+            raise ProbeFailed("lsblk/findmnt timed out")

@@ -1,0 +1,241 @@
+"""GPUs: nvidia-smi inventory CSV, and utilisation / memory / power sampled with -lms while a workload runs.
+
+The CSV parser reads every layout nvidia-smi prints: with or without the header line, with or without
+units ("98 %", "70321 MiB"), and with "[N/A]" / "[Not Supported]" for values a GPU does not report.
+Without a header the columns must be given (`fields=`) or be one of the probe's own queries.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from datetime import datetime
+from typing import Any
+
+from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
+from benchmarks.sample import ParseError, Sample
+
+TOOL = "nvidia-smi"
+INVENTORY_FIELDS = ("index", "name", "memory.total", "driver_version", "pci.bus_id")
+SAMPLING_FIELDS = ("timestamp", "index", "utilization.gpu", "memory.used", "power.draw")
+KNOWN_QUERIES = (INVENTORY_FIELDS, SAMPLING_FIELDS, INVENTORY_FIELDS[:4])
+NOT_AVAILABLE = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[gpu is lost]"}
+_HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")
+_VALUE_UNIT = re.compile(r"^\s*(-?[\d.]+)\s*(%|MiB|W|MHz|C|GiB|KiB)?\s*$")
+WORKLOAD_MARK = "### workload exit="
+# Metric name and unit for each numeric query field.
+NUMERIC_FIELDS = {
+    "utilization.gpu": ("gpu_utilization", "%"),
+    "utilization.memory": ("gpu_memory_utilization", "%"),
+    "memory.used": ("gpu_memory_used", "MiB"),
+    "memory.total": ("gpu_memory_total", "MiB"),
+    "power.draw": ("gpu_power_draw", "W"),
+    "temperature.gpu": ("gpu_temperature", "C"),
+    "clocks.sm": ("gpu_sm_clock", "MHz"),
+}
+TEXT_FIELDS = {"name", "driver_version", "pci.bus_id", "uuid", "serial", "vbios_version"}
+# Shapes of text fields, so that a row cut short inside one is caught rather than kept.
+TEXT_SHAPES = {
+    "name": re.compile(r"^\S.*$"),
+    "driver_version": re.compile(r"^\d+(\.\d+)+$"),
+    "pci.bus_id": re.compile(r"^[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]$"),
+    "uuid": re.compile(r"^(GPU|MIG)-[0-9a-fA-F-]{36}$"),
+}
+TIMESTAMP_FORMAT = "%Y/%m/%d %H:%M:%S.%f"
+
+
+def _looks_like_header(cells: list[str]) -> bool:
+    first = _HEADER_UNIT.sub("", cells[0]).strip()
+    return first in {"index", "timestamp", "name", "uuid", "pci.bus_id", "driver_version"}
+
+
+def _rows(text: str) -> list[list[str]]:
+    lines = [line for line in text.splitlines() if line.strip()]
+    try:
+        return [[cell.strip() for cell in row] for row in csv.reader(io.StringIO("\n".join(lines)))]
+    except csv.Error as exc:
+        raise ParseError(TOOL, f"not CSV: {exc}") from exc
+
+
+def _value(text: str, field: str) -> float | None:
+    if text.lower() in NOT_AVAILABLE:
+        return None
+    match = _VALUE_UNIT.match(text)
+    if match is None:
+        raise ParseError(TOOL, f"{field} value {text!r} is not a number")
+    return float(match[1])
+
+
+def _timestamp(text: str) -> float | None:
+    try:
+        return datetime.strptime(text, TIMESTAMP_FORMAT).timestamp()
+    except ValueError:
+        return None
+
+
+@register_parser("nvidia-smi")
+def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None) -> list[Sample]:
+    """Per-GPU samples from `--query-gpu ... --format=csv[,noheader][,nounits]` output."""
+    rows = _rows(text)
+    if not rows:
+        raise ParseError(TOOL, "empty output")
+    if _looks_like_header(rows[0]):
+        columns = tuple(_HEADER_UNIT.sub("", cell).strip() for cell in rows[0])
+        rows = rows[1:]
+    elif fields:
+        columns = tuple(fields)
+    else:
+        widths = {len(query): query for query in KNOWN_QUERIES}
+        if len(rows[0]) not in widths:
+            raise ParseError(TOOL, f"no header and {len(rows[0])} columns: pass the query fields")
+        columns = widths[len(rows[0])]
+    samples: list[Sample] = []
+    gpus: dict[str, str] = {}
+    for number, row in enumerate(rows, start=1):
+        if len(row) != len(columns):
+            raise ParseError(
+                TOOL, f"row {number} has {len(row)} values for {len(columns)} columns (truncated?)"
+            )
+        record = dict(zip(columns, row, strict=True))
+        index = record.get("index", str(number - 1))
+        if not index.isdigit():
+            raise ParseError(TOOL, f"row {number}: GPU index {index!r} is not a number")
+        metadata: dict[str, Any] = {"gpu_index": int(index)}
+        metadata |= {key: record[key] for key in TEXT_FIELDS & record.keys()}
+        for key, shape in TEXT_SHAPES.items():
+            if key in record and record[key].lower() not in NOT_AVAILABLE and not shape.match(record[key]):
+                raise ParseError(TOOL, f"row {number}: {key} {record[key]!r} is malformed (truncated?)")
+        missing = [key for key in record if key in NUMERIC_FIELDS and record[key].lower() in NOT_AVAILABLE]
+        if missing:
+            metadata["not_available"] = missing
+        stamp = _timestamp(record["timestamp"]) if "timestamp" in record else None
+        if "timestamp" in record and stamp is None:
+            raise ParseError(TOOL, f"row {number}: timestamp {record['timestamp']!r} is malformed")
+        extra = {"timestamp": stamp} if stamp is not None else {}
+        if "name" in record:
+            gpus[index] = record["name"]
+            samples.append(Sample("gpu", record["name"], "", dict(metadata), **extra))
+        for field, value_text in record.items():
+            if field not in NUMERIC_FIELDS:
+                continue
+            metric, unit = NUMERIC_FIELDS[field]
+            value = _value(value_text, field)
+            if value is None:
+                continue
+            samples.append(Sample(metric, value, unit, dict(metadata), **extra))
+    if gpus:
+        samples.append(Sample("gpu_count", float(len(gpus)), "count", {"models": sorted(set(gpus.values()))}))
+    return samples
+
+
+@register_parser("nvidia-smi-sampling")
+def parse_sampling(text: str) -> list[Sample]:
+    """The probe's sampling output: CSV, then a workload marker line with its exit code and output."""
+    csv_text, _, workload = text.partition(WORKLOAD_MARK)
+    samples = parse_output(csv_text)
+    if workload:
+        code_text, _, output = workload.partition("\n")
+        if not code_text.strip().lstrip("-").isdigit():
+            raise ParseError(TOOL, f"workload exit code {code_text.strip()!r} is not a number")
+        last_line = output.strip().splitlines()[-1] if output.strip() else ""
+        samples.append(Sample("gpu_workload_exit_code", float(code_text), "", {"workload_output": last_line}))
+    return samples
+
+
+# A bounded default workload: fp16 matmuls on every GPU torch can see; it says plainly when it cannot run.
+TORCH_WORKLOAD = """
+import sys, time
+seconds = float(sys.argv[1])
+try:
+    import torch
+except ImportError:
+    print("workload: torch is not installed; GPUs sampled idle"); sys.exit(3)
+if not torch.cuda.is_available():
+    print("workload: torch sees no CUDA device"); sys.exit(4)
+count = torch.cuda.device_count()
+mats = [torch.randn(8192, 8192, device=f"cuda:{i}", dtype=torch.float16) for i in range(count)]
+end, rounds = time.monotonic() + seconds, 0
+while time.monotonic() < end:
+    for m in mats:
+        torch.matmul(m, m)
+    rounds += 1
+    if rounds % 20 == 0:
+        torch.cuda.synchronize()
+torch.cuda.synchronize()
+print(f"workload: torch {torch.__version__} fp16 matmul 8192x8192 on {count} GPU(s), {rounds} rounds")
+"""
+# Sample while the workload runs: $1 seconds, $2 ms, then the workload argv (also bounded to $1 seconds;
+# exit 124 then means it was still busy). Its output goes to a temp file, printed after a marker line.
+SAMPLING_SCRIPT = (
+    'd="$1"; ms="$2"; shift 2; out=$(mktemp); w=""; '
+    'if [ "$#" -gt 0 ]; then timeout -k 5 "$d" "$@" >"$out" 2>&1 & w=$!; fi; '
+    f'timeout "$d" nvidia-smi --query-gpu={",".join(SAMPLING_FIELDS)} --format=csv -lms "$ms"; s=$?; '
+    'code=none; if [ -n "$w" ]; then wait "$w"; code=$?; fi; '
+    f'echo "{WORKLOAD_MARK}$code"; tail -n 5 "$out"; rm -f "$out"; '
+    '[ "$s" -eq 124 ] && s=0; exit "$s"'
+)
+
+
+@register_probe
+class NvidiaSmiProbe(Probe):
+    """Options: mode "inventory" or "sampling" (utilisation while the workload runs)."""
+
+    name = "nvidia-smi"
+    tool = TOOL
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.mode = options.get("mode", "sampling")
+
+    def tools(self, ctx: ProbeContext) -> dict[str, tuple[str, ...]]:
+        """nvidia-smi on the target (and coreutils timeout and mktemp for the bounded sampling)."""
+        return {TARGET: (TOOL, "timeout", "mktemp")}
+
+    def _workload(self, ctx: ProbeContext) -> list[str]:
+        workload = ctx.params.gpu_workload
+        if workload is None:
+            return ["python3", "-c", TORCH_WORKLOAD, str(ctx.params.gpu_seconds)]
+        return list(workload)
+
+    def run(self, ctx: ProbeContext) -> None:
+        """The inventory query, and for sampling the bounded workload with -lms sampling alongside."""
+        version = ctx.tool_version(TARGET, [TOOL, "--version"])
+        inventory = ["nvidia-smi", f"--query-gpu={','.join(INVENTORY_FIELDS)}", "--format=csv"]
+        result = ctx.execute(
+            TARGET,
+            "nvidia-smi inventory",
+            inventory,
+            timeout=60,
+            parser="nvidia-smi",
+            metadata={"tool_version": version},
+        )
+        if result.exit_code != 0:
+            detail = result.stderr.strip()[-200:]
+            raise ProbeFailed(f"nvidia-smi exited with status {result.exit_code}: {detail}")
+        if self.mode != "sampling":
+            return
+        params = ctx.params
+        workload = self._workload(ctx)
+        argv = ["sh", "-c", SAMPLING_SCRIPT, "sh", str(params.gpu_seconds), str(params.gpu_sample_ms)]
+        argv += workload
+        result = ctx.execute(
+            TARGET,
+            "nvidia-smi sampling",
+            argv,
+            timeout=params.gpu_seconds + params.command_grace_s,
+            parser="nvidia-smi-sampling",
+            metadata={
+                "tool_version": version,
+                "interval_ms": params.gpu_sample_ms,
+                "seconds": params.gpu_seconds,
+                "workload": "built-in torch matmul" if params.gpu_workload is None else workload,
+            },
+        )
+        if result.timed_out:
+            raise ProbeFailed("GPU sampling timed out")
+
+    def estimated_seconds(self, params) -> float:
+        """The sampling window."""
+        return params.gpu_seconds + 2 if self.mode == "sampling" else 2

@@ -1,0 +1,91 @@
+"""Latency: iputils `ping -c N`, from the gpuvet host to the target and from the target to its peer."""
+
+from __future__ import annotations
+
+import re
+
+from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes.base import LOCAL, TARGET, Probe, ProbeContext, ProbeFailed
+from benchmarks.sample import ParseError, Sample
+
+TOOL = "ping"
+_HEADER = re.compile(r"^PING\s+(?P<name>\S+)\s+\((?P<address>[^)]+)\)", re.MULTILINE)
+_COUNTS = re.compile(
+    r"^(?P<sent>\d+) packets transmitted, (?P<received>\d+) (?:packets )?received"
+    r"(?:, \+(?P<duplicates>\d+) duplicates)?(?:, \+(?P<corrupted>\d+) corrupted)?"
+    r"(?:, \+(?P<errors>\d+) errors)?, (?P<loss>[\d.]+)% packet loss",
+    re.MULTILINE,
+)
+_RTT = re.compile(
+    r"^(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = "
+    r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))? ms",
+    re.MULTILINE,
+)
+
+
+@register_parser("ping")
+def parse_output(text: str) -> list[Sample]:
+    """Loss and min/avg/max/mdev from ping's summary; ParseError when the summary is missing."""
+    counts = _COUNTS.search(text)
+    if counts is None:
+        raise ParseError(TOOL, "no 'packets transmitted' summary line (output truncated or not ping)")
+    header = _HEADER.search(text)
+    metadata = {
+        "destination": header["name"] if header else None,
+        "address": header["address"] if header else None,
+        "packets_transmitted": int(counts["sent"]),
+        "packets_received": int(counts["received"]),
+        "errors": int(counts["errors"] or 0),
+    }
+    sent = int(counts["sent"])
+    if sent == 0:
+        raise ParseError(TOOL, "ping sent no packets")
+    samples = [Sample("packet_loss", float(counts["loss"]), "%", dict(metadata))]
+    rtt = _RTT.search(text)
+    if rtt is not None:
+        for name in ("min", "avg", "max", "mdev"):
+            if rtt[name] is not None:
+                samples.append(Sample(f"rtt_{name}", float(rtt[name]), "ms", dict(metadata)))
+    elif int(counts["received"]) > 0:
+        raise ParseError(TOOL, "replies were received but the rtt summary line is missing (truncated?)")
+    return samples
+
+
+@register_probe
+class PingProbe(Probe):
+    """ping the target from here, and the peer from the target when there is one."""
+
+    name = "ping"
+    tool = TOOL
+
+    def _routes(self, ctx: ProbeContext) -> list[tuple[str, str, str]]:
+        routes = [(LOCAL, ctx.target_address, "gpuvet->target")]
+        if ctx.peer is not None:
+            routes.append((TARGET, ctx.peer_address, "target->peer"))
+        return routes
+
+    def tools(self, ctx: ProbeContext) -> dict[str, tuple[str, ...]]:
+        """ping wherever it is run from."""
+        return {role: (TOOL,) for role, _address, _path in self._routes(ctx)}
+
+    def run(self, ctx: ProbeContext) -> None:
+        """One ping series per route; a series with no summary fails the probe."""
+        params = ctx.params
+        for role, address, path in self._routes(ctx):
+            argv = ["ping", "-n", "-c", str(params.ping_count), "-i", f"{params.ping_interval_s:g}"]
+            argv += ["-W", "2", address]
+            version = ctx.tool_version(role, ["ping", "-V"])
+            result = ctx.execute(
+                role,
+                f"ping {path}",
+                argv,
+                timeout=params.ping_count * params.ping_interval_s + 5 + params.command_grace_s,
+                parser="ping",
+                metadata={"path": path, "count": params.ping_count, "tool_version": version},
+            )
+            if result.timed_out:
+                raise ProbeFailed(f"ping {address} timed out")
+
+    def estimated_seconds(self, params) -> float:
+        """About count x interval per route."""
+        return params.ping_count * params.ping_interval_s + 1

@@ -1,0 +1,60 @@
+"""The record every probe parser returns, and the error a parser raises on output it cannot read."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One measured value: metric, value, unit, and metadata (host, parameters, tool version ...)."""
+
+    metric: str
+    value: float | str
+    unit: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    timestamp: float = field(default_factory=time.time)
+
+    def with_metadata(self, **extra: Any) -> Sample:
+        """Return a copy whose metadata also holds `extra` (values already present win)."""
+        return Sample(self.metric, self.value, self.unit, {**extra, **self.metadata}, self.timestamp)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {
+            "metric": self.metric,
+            "value": self.value,
+            "unit": self.unit,
+            "metadata": dict(self.metadata),
+            "timestamp": self.timestamp,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Sample:
+        """Rebuild a sample from `to_dict` output."""
+        return cls(
+            metric=data["metric"],
+            value=data["value"],
+            unit=data.get("unit", ""),
+            metadata=dict(data.get("metadata") or {}),
+            timestamp=float(data.get("timestamp") or 0.0),
+        )
+
+
+class ParseError(ValueError):
+    """A tool's output could not be read (garbled, truncated, unexpected layout)."""
+
+    kind = "parse_error"
+
+    def __init__(self, tool: str, reason: str) -> None:
+        super().__init__(f"{tool}: {reason}")
+        self.tool = tool
+        self.reason = reason
+
+
+class ToolError(ParseError):
+    """The output was readable, and it says the tool itself failed (e.g. iperf3 could not connect)."""
+
+    kind = "tool_error"
