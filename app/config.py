@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     jobs_immediate: bool = Field(default=False, alias="GPUVET_JOBS_IMMEDIATE")
     jobs_workers: int = Field(default=2, ge=1, le=64, alias="GPUVET_JOBS_WORKERS")
     jobs_heartbeat_s: float = Field(default=10.0, gt=0, le=3600, alias="GPUVET_JOBS_HEARTBEAT_S")
+    # Trial-server credentials are encrypted with this Fernet key (urlsafe base64, 32 bytes); unset:
+    # one generated once into instance/trial_secret.key.
+    trial_secret_key: str | None = Field(default=None, alias="GPUVET_TRIAL_SECRET_KEY")
 
     # Outbound HTTP (scrapers/http.py). Allow-lists are comma-separated; they admit otherwise refused
     # private/loopback addresses (CIDRs) or trusted host names ("*.example.cn" matches subdomains).

@@ -1,0 +1,86 @@
+"""`flask bench`: parse a saved tool output, or run a suite on a trial server in the foreground."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+from flask import current_app
+from flask.cli import AppGroup
+
+from app.cli.common import cli_session, fail, print_json
+from app.services import bench_runs
+from app.services.errors import InvalidInput, ServiceError
+from app.services.trials import cipher_from_settings
+from benchmarks.probes import PARSERS, load_probes
+from benchmarks.sample import ParseError
+from benchmarks.suites import SUITES, Progress
+
+bench_group = AppGroup("bench", help="Trial-server benchmarks: parse tool outputs, run suites.")
+
+load_probes()
+
+
+@bench_group.command("parse")
+@click.argument("tool", type=click.Choice(sorted(PARSERS)))
+@click.argument("file", type=click.File("r", encoding="utf-8", errors="replace"))
+def parse_command(tool: str, file: Any) -> None:
+    """Parse FILE (a saved output of TOOL; - for stdin) and print its samples as a JSON list."""
+    try:
+        samples = PARSERS[tool](file.read())
+    except ParseError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    print_json(
+        [{"metric": s.metric, "value": s.value, "unit": s.unit, "metadata": s.metadata} for s in samples]
+    )
+
+
+def _params(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """NAME=VALUE pairs as a dict (values parsed as JSON when they are JSON, else kept as text)."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise InvalidInput(f"须为 名称=值 (must be NAME=VALUE): {pair!r}", field="param")
+        try:
+            params[name] = json.loads(value)
+        except ValueError:
+            params[name] = value
+    return params
+
+
+@bench_group.command("run")
+@click.argument("server_id", type=click.IntRange(1, 2**31 - 1))
+@click.option("--suite", type=click.Choice(sorted(SUITES)), default="quick", show_default=True)
+@click.option("--param", "pairs", multiple=True, metavar="NAME=VALUE", help="A suite parameter (repeatable).")
+def run_command(server_id: int, suite: str, pairs: tuple[str, ...]) -> None:
+    """Run SUITE on trial server SERVER_ID here (not on the queue), with a progress bar; prints the result."""
+    cipher = cipher_from_settings(current_app.config["GPUVET_SETTINGS"])
+    with cli_session() as session:
+        try:
+            run = bench_runs.create_run(session, server_id=server_id, suite=suite, params=_params(pairs))
+        except ServiceError as exc:
+            fail(exc)
+        total = len(bench_runs.run_steps(session, run_id=run.id))
+        with click.progressbar(length=total, label=f"{suite} @ {run.host}", file=sys.stderr) as bar:
+
+            def echo(progress: Progress) -> None:
+                if progress.event == "finished":
+                    bar.update(1)
+
+            run = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, echo=echo)
+        steps = bench_runs.run_steps(session, run_id=run.id)
+        print_json(
+            {
+                "run_id": run.id,
+                "state": run.state,
+                "error": run.error,
+                "steps": [{"step": s.step, "status": s.status, "error": s.error} for s in steps],
+                "comparisons": run.comparisons,
+            }
+        )
+    if run.state != "succeeded":
+        sys.exit(1)

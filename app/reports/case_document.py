@@ -1,0 +1,116 @@
+"""Turn a case report's inputs (answers + advice snapshot) into what the case template shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.reports.charts import Series, bar_chart
+from app.reports.document import figures, fmt_number, when_text
+from app.reports.labels import Labels
+
+ANSWER_ORDER = ("workload", "compute", "model", "data", "site", "users", "checkpoint", "budget", "compliance")
+MAX_RANKED = 10  # eligible offers listed in full; the rest are counted
+SECTIONS: list[tuple[str, str]] = [
+    ("answers", "sec_answers"),
+    ("requirements", "sec_requirements"),
+    ("ranking", "sec_ranking"),
+    ("excluded", "sec_excluded"),
+    ("checklist", "sec_case_checklist"),
+    ("faq", "sec_faq"),
+    ("appendix", "sec_case_appendix"),
+]
+
+
+def _answer_value(value: Any, labels: Labels) -> str:
+    if isinstance(value, bool):
+        return labels.t("yes") if value else labels.t("no")
+    if isinstance(value, list):
+        return "、".join(str(item) for item in value) if value else labels.t("dash")
+    if isinstance(value, (int, float)):
+        return fmt_number(value)
+    return labels.t("dash") if value in (None, "") else str(value)
+
+
+def answer_rows(
+    answers: dict[str, Any], labels: Labels, workload_label: str = ""
+) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section label, [(field label, value)]) for every answered section, in questionnaire order."""
+    order = [*ANSWER_ORDER, *(key for key in answers if key not in ANSWER_ORDER)]
+    rows = []
+    for section in order:
+        values = answers.get(section)
+        if not isinstance(values, dict) or not values:
+            continue
+        fields = []
+        for key, value in values.items():
+            shown = _answer_value(value, labels)
+            if (section, key) == ("workload", "kind") and workload_label:
+                shown = workload_label
+            fields.append((labels.v("answer_field", key), shown))
+        rows.append((labels.v("answer_section", section), fields))
+    return rows
+
+
+def _offer_title(offer: dict[str, Any]) -> str:
+    name = offer.get("offer_name") or offer.get("gpu_model", "")
+    return f"{name}（{offer.get('gpu_model')} × {offer.get('gpus_per_node')}）"
+
+
+def case_charts(eligible: list[dict[str, Any]], labels: Labels) -> list[Any]:
+    """Scores and monthly costs of the listed eligible offers."""
+    names = [_offer_title(offer) for offer in eligible]
+    return [
+        bar_chart(
+            "case-scores",
+            labels.t("chart_scores"),
+            "",
+            names,
+            [Series(labels.t("score"), tuple(offer.get("score") for offer in eligible))],
+        ),
+        bar_chart(
+            "case-costs",
+            labels.t("chart_costs"),
+            "",
+            names,
+            [Series(labels.t("monthly_cost"), tuple(offer.get("monthly_cost_cny") for offer in eligible))],
+        ),
+    ]
+
+
+def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) -> dict[str, Any]:
+    """Everything the case report template needs."""
+    labels = Labels(language)
+    advice = inputs["advice"]
+    offers = advice.get("offers") or []
+    eligible = [offer for offer in offers if not offer.get("excluded")]
+    excluded = [offer for offer in offers if offer.get("excluded")]
+    case = inputs["case"]
+    workload = advice.get("workload") or {}
+    return {
+        "L": labels,
+        "lang": language,
+        "meta": {**meta, "created_at_text": when_text(meta.get("created_at"))},
+        "inputs": inputs,
+        "case": case,
+        "case_updated": when_text(case.get("updated_at")),
+        "running_title": case.get("title") or "",
+        "workload": workload,
+        "summary": advice.get("summary") or {},
+        "answers": answer_rows(
+            inputs.get("answers") or {},
+            labels,
+            labels.pick(workload.get("label_zh"), workload.get("label_en")),
+        ),
+        "requirements": advice.get("requirements") or [],
+        "rtt_table": advice.get("rtt_table") or [],
+        "ranked": eligible[:MAX_RANKED],
+        "more_ranked": max(0, len(eligible) - MAX_RANKED),
+        "excluded": excluded,
+        "checklist": advice.get("checklist") or [],
+        "faq": advice.get("faq") or [],
+        "assumptions": advice.get("assumptions") or [],
+        "figures": figures(case_charts(eligible[:MAX_RANKED], labels), labels) if eligible else [],
+        "sections": [(anchor, labels.t(key)) for anchor, key in SECTIONS],
+        "num": fmt_number,
+        "offer_title": _offer_title,
+    }

@@ -1,0 +1,367 @@
+"""Trial servers: registry, credentials encrypted at rest (Fernet), host-key pinning.
+
+The Fernet key comes from GPUVET_TRIAL_SECRET_KEY, or from instance/trial_secret.key, generated once.
+Private keys and passwords are validated on the way in (a key must load, with its passphrase) and only
+ever decrypted to build an SSHTarget for benchmarks.ssh.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import re
+from pathlib import Path
+from typing import Any
+
+from cryptography.fernet import Fernet, InvalidToken
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from sqlmodel import Session, col, select
+
+from app.models import Offer, Provider
+from app.models.provider import utcnow
+from app.models.trials import AuthMethod, TrialServer
+from app.services.errors import FieldError, InvalidInput, NotFound, from_validation_error
+from benchmarks.ssh import InvalidKey, SSHError, SSHRunner, SSHTarget, UnknownHostKey, load_private_key
+from benchmarks.ssh import normalize_fingerprint as ssh_normalize_fingerprint
+
+logger = logging.getLogger(__name__)
+
+KEY_FILE = "trial_secret.key"
+FINGERPRINT = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}$")
+HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
+USERNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+FETCH_TIMEOUT_S = 10.0
+
+
+# ---------------------------------------------------------------- encryption
+def cipher_from_settings(settings: Any) -> Fernet:
+    """The Fernet cipher for trial-server secrets (settings key, or the instance key file)."""
+    if settings.trial_secret_key:
+        try:
+            return Fernet(settings.trial_secret_key.encode())
+        except ValueError as exc:
+            raise InvalidInput(
+                "GPUVET_TRIAL_SECRET_KEY 须为 Fernet 密钥 (must be a Fernet key: 32 bytes, urlsafe base64)",
+                field="GPUVET_TRIAL_SECRET_KEY",
+            ) from exc
+    path = Path(settings.instance_path) / KEY_FILE
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(Fernet.generate_key())
+        path.chmod(0o600)
+    return Fernet(path.read_bytes().strip())
+
+
+def _decrypt(cipher: Fernet, token: str | None, field: str) -> str | None:
+    if token is None:
+        return None
+    try:
+        return cipher.decrypt(token.encode()).decode()
+    except InvalidToken:
+        raise InvalidInput(
+            "无法解密已保存的凭据：加密密钥已更换，请重新填写 (cannot decrypt the stored secret: "
+            "the encryption key changed; enter it again)",
+            field=field,
+        ) from None
+
+
+# ---------------------------------------------------------------- input
+def _host(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return str(ipaddress.ip_address(value))
+    except ValueError:
+        if HOSTNAME.match(value):
+            return value.lower()
+    raise ValueError("须为主机名或 IP 地址 (must be a host name or an IP address)")
+
+
+BLANKABLE = ("private_key", "passphrase", "password", "host_key_fingerprint", "peer_address", "notes")
+BLANKABLE += ("offer_id", "peer_id")
+
+
+class TrialServerIn(BaseModel):
+    """A trial server as entered: where, who, how to log in, which offer it stands for."""
+
+    model_config = ConfigDict(extra="forbid")  # secrets are kept exactly as typed: no stripping
+
+    name: str = Field(min_length=1, max_length=80)
+    host: str = Field(max_length=255)
+    port: int = Field(22, ge=1, le=65535)
+    username: str = Field("root", max_length=64)
+    auth_method: AuthMethod = AuthMethod.key
+    private_key: str | None = Field(None, max_length=20000)
+    passphrase: str | None = Field(None, max_length=1024)
+    password: str | None = Field(None, max_length=1024)
+    host_key_fingerprint: str | None = Field(None, max_length=200)
+    offer_id: int | None = Field(None, ge=1, le=2**31 - 1)
+    peer_id: int | None = Field(None, ge=1, le=2**31 - 1)
+    peer_address: str | None = Field(None, max_length=255)
+    notes: str | None = Field(None, max_length=2000)
+
+    @field_validator(*BLANKABLE, mode="before")
+    @classmethod
+    def _blank(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("name", "host", "username", "peer_address", "notes", mode="before")
+    @classmethod
+    def _strip(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("host", "peer_address")
+    @classmethod
+    def _hosts(cls, value: str | None) -> str | None:
+        return _host(value)
+
+    @field_validator("username")
+    @classmethod
+    def _username(cls, value: str) -> str:
+        if not USERNAME.match(value):
+            raise ValueError("须为 Linux 用户名，如 root、ubuntu (must be a Linux user name)")
+        return value
+
+    @field_validator("host_key_fingerprint")
+    @classmethod
+    def _fingerprint(cls, value: str | None) -> str | None:
+        return None if value is None else normalize_fingerprint(value)
+
+
+def normalize_fingerprint(text: str) -> str:
+    """`SHA256:<43 base64 chars>` from what ssh-keygen -lf prints (or the bare hash); ValueError else."""
+    value = ssh_normalize_fingerprint(text).rstrip("=")
+    if not FINGERPRINT.match(value):
+        raise ValueError(
+            "须为 SHA256 指纹，如 ssh-keygen -lf 输出的 SHA256:… "
+            "(must be a SHA256 fingerprint as ssh-keygen -lf prints it)"
+        )
+    return value
+
+
+def _check_secrets(
+    auth_method: AuthMethod, private_key: str | None, passphrase: str | None, password: str | None
+) -> None:
+    """FieldErrors when the chosen login method lacks its secret or the key does not load."""
+    if auth_method == AuthMethod.key:
+        if not private_key:
+            raise InvalidInput(
+                "使用密钥登录时须填写私钥 (a private key is required for key login)", field="private_key"
+            )
+        try:
+            load_private_key(private_key, passphrase)
+        except InvalidKey as exc:
+            raise InvalidInput(
+                f"私钥无法读取：{exc} (the private key cannot be loaded)", field="private_key"
+            ) from None
+    elif not password:
+        raise InvalidInput(
+            "使用密码登录时须填写密码 (a password is required for password login)", field="password"
+        )
+
+
+def _check_links(session: Session, server: TrialServer) -> None:
+    """The offer and the peer must belong to the server's provider (checked before anything is written)."""
+    with session.no_autoflush:
+        errors = _link_errors(session, server)
+    if errors:
+        session.rollback()
+        raise InvalidInput(errors)
+
+
+def _link_errors(session: Session, server: TrialServer) -> list[FieldError]:
+    errors = []
+    if server.offer_id is not None:
+        offer = session.get(Offer, server.offer_id)
+        if offer is None or offer.provider_id != server.provider_id:
+            errors.append(FieldError("offer_id", "须为该供应商的报价 (must be an offer of this provider)"))
+    if server.peer_id is not None:
+        peer = session.get(TrialServer, server.peer_id)
+        if peer is None or peer.provider_id != server.provider_id or peer.id == server.id:
+            message = "须为该供应商的另一台试用服务器 (must be another trial server of this provider)"
+            errors.append(FieldError("peer_id", message))
+    return errors
+
+
+# ---------------------------------------------------------------- records
+def get_server(session: Session, *, server_id: int) -> TrialServer:
+    """One trial server, or NotFound."""
+    server = session.get(TrialServer, server_id)
+    if server is None:
+        raise NotFound(f"试用服务器 {server_id} 不存在 (trial server not found)", field="trial_server_id")
+    return server
+
+
+def list_servers(session: Session, *, provider_id: int | None = None) -> list[TrialServer]:
+    """Trial servers (of one provider), newest first."""
+    stmt = select(TrialServer)
+    if provider_id is not None:
+        stmt = stmt.where(TrialServer.provider_id == provider_id)
+    return list(session.exec(stmt.order_by(col(TrialServer.id).desc())).all())
+
+
+def create_server(
+    session: Session, *, provider_id: int, data: dict[str, Any], cipher: Fernet, user: Any = None
+) -> TrialServer:
+    """Validate and store a new trial server with its secret encrypted."""
+    if session.get(Provider, provider_id) is None:
+        raise NotFound(f"供应商 {provider_id} 不存在 (provider not found)", field="provider_id")
+    try:
+        entered = TrialServerIn.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc) from None
+    _check_secrets(entered.auth_method, entered.private_key, entered.passphrase, entered.password)
+    secret = entered.private_key if entered.auth_method == AuthMethod.key else entered.password
+    server = TrialServer(
+        provider_id=provider_id,
+        **entered.model_dump(exclude={"private_key", "passphrase", "password", "host_key_fingerprint"}),
+        secret_encrypted=cipher.encrypt(secret.encode()).decode(),
+        passphrase_encrypted=(
+            cipher.encrypt(entered.passphrase.encode()).decode()
+            if entered.passphrase and entered.auth_method == AuthMethod.key
+            else None
+        ),
+        host_key_fingerprint=entered.host_key_fingerprint,
+        host_key_pinned_at=utcnow() if entered.host_key_fingerprint else None,
+        created_by_name=getattr(user, "username", None) or session.info.get("actor", (None, "system"))[1],
+    )
+    _check_links(session, server)
+    session.add(server)
+    session.commit()
+    return server
+
+
+def update_server(session: Session, *, server_id: int, data: dict[str, Any], cipher: Fernet) -> TrialServer:
+    """Change a trial server; blank secrets keep the stored ones. A new host or port unpins the key."""
+    server = get_server(session, server_id=server_id)
+    current = server_values(server)
+    merged = {**current, **{key: value for key, value in data.items() if key in TrialServerIn.model_fields}}
+    unknown = sorted(set(data) - set(TrialServerIn.model_fields))
+    if unknown:
+        raise InvalidInput([FieldError(name, "不认识的字段 (unknown field)") for name in unknown])
+    try:
+        entered = TrialServerIn.model_validate(merged)
+    except ValidationError as exc:
+        raise from_validation_error(exc) from None
+    switching = entered.auth_method != server.auth_method
+    stored_secret = None if switching else _decrypt(cipher, server.secret_encrypted, "secret")
+    key = entered.private_key or (stored_secret if entered.auth_method == AuthMethod.key else None)
+    password = entered.password or (stored_secret if entered.auth_method == AuthMethod.password else None)
+    passphrase = entered.passphrase or (
+        None
+        if switching or entered.private_key
+        else _decrypt(cipher, server.passphrase_encrypted, "passphrase")
+    )
+    _check_secrets(entered.auth_method, key, passphrase, password)
+    moved = (entered.host, entered.port) != (server.host, server.port)
+    for name, value in entered.model_dump(
+        exclude={"private_key", "passphrase", "password", "host_key_fingerprint"}
+    ).items():
+        setattr(server, name, value)
+    secret = key if entered.auth_method == AuthMethod.key else password
+    server.secret_encrypted = cipher.encrypt(secret.encode()).decode()
+    server.passphrase_encrypted = (
+        cipher.encrypt(passphrase.encode()).decode()
+        if passphrase and entered.auth_method == AuthMethod.key
+        else None
+    )
+    if entered.host_key_fingerprint and entered.host_key_fingerprint != server.host_key_fingerprint:
+        server.host_key_fingerprint, server.host_key_pinned_at = entered.host_key_fingerprint, utcnow()
+    elif moved and "host_key_fingerprint" not in data:
+        server.host_key_fingerprint = server.host_key_type = server.host_key_pinned_at = None
+    server.updated_at = utcnow()
+    _check_links(session, server)
+    session.add(server)
+    session.commit()
+    return server
+
+
+def delete_server(session: Session, *, server_id: int) -> None:
+    """Delete a trial server and its runs."""
+    session.delete(get_server(session, server_id=server_id))
+    session.commit()
+
+
+def server_values(server: TrialServer) -> dict[str, Any]:
+    """A server's editable values without any secret (for forms and the API)."""
+    return {
+        "name": server.name,
+        "host": server.host,
+        "port": server.port,
+        "username": server.username,
+        "auth_method": AuthMethod(server.auth_method),
+        "host_key_fingerprint": server.host_key_fingerprint,
+        "offer_id": server.offer_id,
+        "peer_id": server.peer_id,
+        "peer_address": server.peer_address,
+        "notes": server.notes,
+    }
+
+
+def server_public(server: TrialServer) -> dict[str, Any]:
+    """JSON-ready description of a server: never a secret, only whether one is stored."""
+    return {
+        "id": server.id,
+        "provider_id": server.provider_id,
+        **server_values(server),
+        "auth_method": AuthMethod(server.auth_method).value,
+        "host_key_type": server.host_key_type,
+        "host_key_pinned_at": server.host_key_pinned_at.isoformat() if server.host_key_pinned_at else None,
+        "has_passphrase": server.passphrase_encrypted is not None,
+        "created_by": server.created_by_name,
+        "created_at": server.created_at.isoformat() if server.created_at else None,
+    }
+
+
+# ---------------------------------------------------------------- SSH
+def ssh_target(
+    server: TrialServer, cipher: Fernet, *, pinned: bool = True, timeout: float = 10.0
+) -> SSHTarget:
+    """How benchmarks.ssh reaches this server (secrets decrypted here and only here)."""
+    secret = _decrypt(cipher, server.secret_encrypted, "secret")
+    is_key = server.auth_method == AuthMethod.key
+    return SSHTarget(
+        host=server.host,
+        port=server.port,
+        username=server.username,
+        password=None if is_key else secret,
+        private_key=secret if is_key else None,
+        passphrase=_decrypt(cipher, server.passphrase_encrypted, "passphrase") if is_key else None,
+        host_key_fingerprint=server.host_key_fingerprint if pinned else None,
+        connect_timeout=timeout,
+    )
+
+
+def fetch_host_key(
+    server: TrialServer, cipher: Fernet, *, timeout: float = FETCH_TIMEOUT_S
+) -> tuple[str, str]:
+    """(key type, SHA256 fingerprint) the server presents, for an analyst to confirm before pinning."""
+    target = ssh_target(server, cipher, pinned=False, timeout=timeout)
+    try:
+        SSHRunner(target).connect().close()
+    except UnknownHostKey as exc:
+        return exc.key_type, exc.fingerprint
+    except SSHError as exc:
+        raise InvalidInput(f"无法连接：{exc} (cannot connect)", field="host") from None
+    raise InvalidInput(
+        "服务器接受了未固定的主机密钥 (unexpected: the key was accepted unpinned)", field="host"
+    )
+
+
+def pin_host_key(
+    session: Session, *, server_id: int, fingerprint: str, key_type: str | None = None
+) -> TrialServer:
+    """Pin the host key fingerprint an analyst confirmed."""
+    server = get_server(session, server_id=server_id)
+    try:
+        server.host_key_fingerprint = normalize_fingerprint(fingerprint)
+    except ValueError as exc:
+        raise InvalidInput(str(exc), field="host_key_fingerprint") from None
+    server.host_key_type = (key_type or "")[:40] or None
+    server.host_key_pinned_at = server.updated_at = utcnow()
+    session.add(server)
+    session.commit()
+    return server

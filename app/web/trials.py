@@ -1,0 +1,423 @@
+"""Trial-server pages: the provider's "试用测试" tab, server forms, host-key confirmation, runs with live
+progress, charts and claims versus measurements, and the comparison of two runs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from flask_login import current_user
+
+from app.auth import role_required
+from app.db import get_session
+from app.models.enums import Role
+from app.models.jobs import Job
+from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
+from app.reports.charts import Series, bar_chart, render_svg, timeline_chart
+from app.services import bench_runs, trials
+from app.services import providers as provider_service
+from app.services.errors import Conflict, InvalidInput, NotFound, ServiceError
+from app.web import bp
+from app.web.jobs import job_link, job_view
+from app.web.nav import provider_tab
+from benchmarks.params import SuiteParams
+from benchmarks.sample import Sample
+from benchmarks.suites import SUITES
+
+RUN_STATE_LABELS = {
+    RunState.queued: _l("排队中"),
+    RunState.running: _l("运行中"),
+    RunState.succeeded: _l("已完成"),
+    RunState.failed: _l("失败"),
+    RunState.cancelled: _l("已取消"),
+    RunState.interrupted: _l("已中断"),
+}
+RUN_STATE_COLOURS = {
+    RunState.queued: "secondary",
+    RunState.running: "primary",
+    RunState.succeeded: "success",
+    RunState.failed: "danger",
+    RunState.cancelled: "dark",
+    RunState.interrupted: "warning",
+}
+VERDICT_COLOURS = {"pass": "success", "warn": "warning", "fail": "danger", "info": "secondary"}
+VERDICT_LABELS = {"pass": _l("通过"), "warn": _l("警告"), "fail": _l("不通过"), "info": _l("信息")}
+SUITE_LABELS = {
+    "quick": _l("快速：清单、延迟、单流带宽、4k 随机读、存储类型"),
+    "standard": _l("标准：另加多流与反向带宽、检查点写入、GPU 采样"),
+    "stability": _l("稳定性：按间隔重复测带宽，识别共享带宽"),
+}
+# Parameters the start form offers (the rest keep their defaults); name -> label
+RUN_FIELDS = {
+    "iperf3_seconds": _l("带宽测试时长（秒）"),
+    "fio_seconds": _l("随机读测试时长（秒）"),
+    "storage_path": _l("数据盘目录"),
+    "stability_repeats": _l("稳定性测试次数"),
+    "stability_interval_s": _l("稳定性测试间隔（秒）"),
+}
+SERVER_FIELDS = (
+    "name",
+    "host",
+    "port",
+    "username",
+    "auth_method",
+    "offer_id",
+    "peer_id",
+    "peer_address",
+    "notes",
+)
+SECRET_FIELDS = ("private_key", "passphrase", "password")
+
+
+def _cipher() -> Any:
+    return trials.cipher_from_settings(current_app.config["GPUVET_SETTINGS"])
+
+
+def _user() -> Any:
+    return current_user._get_current_object()  # type: ignore[attr-defined]
+
+
+def _server_or_404(server_id: int) -> TrialServer:
+    try:
+        return trials.get_server(get_session(), server_id=server_id)
+    except NotFound:
+        abort(404)
+
+
+def _run_or_404(run_id: int) -> BenchRun:
+    try:
+        return bench_runs.get_run(get_session(), run_id=run_id)
+    except NotFound:
+        abort(404)
+
+
+def _run_link(job: Job) -> str | None:
+    run_id = (job.result or {}).get("run_id") or job.params.get("run_id")
+    return url_for("web.bench_run", run_id=run_id) if run_id else None
+
+
+provider_tab("web.provider_trials", _l("试用测试"), order=40)
+job_link(bench_runs.BENCH_KIND, _run_link)
+
+
+# ---------------------------------------------------------------- provider tab
+@bp.get("/providers/<int(max=2147483647):provider_id>/trials")
+@role_required(Role.viewer)
+def provider_trials(provider_id: int) -> Any:
+    """The provider's trial servers and recent runs."""
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=provider_id)
+    return render_template(
+        "trials/tab.html",
+        provider=provider,
+        servers=trials.list_servers(session, provider_id=provider_id),
+        runs=bench_runs.list_runs(session, provider_id=provider_id, limit=30),
+        state_labels=RUN_STATE_LABELS,
+        state_colours=RUN_STATE_COLOURS,
+    )
+
+
+# ---------------------------------------------------------------- server forms
+def _form_data() -> dict[str, Any]:
+    data: dict[str, Any] = {name: request.form.get(name, "") for name in SERVER_FIELDS}
+    data.update({name: request.form.get(name, "") for name in SECRET_FIELDS})
+    fingerprint = request.form.get("host_key_fingerprint", "")
+    if fingerprint.strip():
+        data["host_key_fingerprint"] = fingerprint
+    return data
+
+
+def _render_form(
+    provider: Any, server: TrialServer | None, values: dict[str, Any], errors: dict[str, list[str]]
+):
+    session = get_session()
+    peers = [
+        s
+        for s in trials.list_servers(session, provider_id=provider.id)
+        if server is None or s.id != server.id
+    ]
+    status = 422 if errors else 200
+    return (
+        render_template(
+            "trials/form.html",
+            provider=provider,
+            server=server,
+            values=values,
+            errors=errors,
+            peers=peers,
+            auth_methods=[(AuthMethod.key.value, _("私钥")), (AuthMethod.password.value, _("密码"))],
+        ),
+        status,
+    )
+
+
+def _errors(exc: ServiceError) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = defaultdict(list)
+    for error in exc.errors:
+        found[error.field or "_"].append(error.message)
+    return dict(found)
+
+
+@bp.route("/providers/<int(max=2147483647):provider_id>/trials/new", methods=["GET", "POST"])
+@role_required(Role.analyst)
+def trial_server_new(provider_id: int) -> Any:
+    """Register a trial server the provider lent."""
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=provider_id)
+    if request.method == "GET":
+        return _render_form(provider, None, {"port": 22, "username": "root", "auth_method": "key"}, {})
+    data = _form_data()
+    try:
+        server = trials.create_server(
+            session, provider_id=provider_id, data=data, cipher=_cipher(), user=_user()
+        )
+    except InvalidInput as exc:
+        return _render_form(
+            provider, None, {k: v for k, v in data.items() if k not in SECRET_FIELDS}, _errors(exc)
+        )
+    flash(_("已添加试用服务器。请获取并确认主机密钥指纹后再开始测试。"), "success")
+    return redirect(url_for("web.trial_server", server_id=server.id))
+
+
+@bp.route("/trial-servers/<int(max=2147483647):server_id>/edit", methods=["GET", "POST"])
+@role_required(Role.analyst)
+def trial_server_edit(server_id: int) -> Any:
+    """Change a trial server (blank secrets keep the stored ones)."""
+    server = _server_or_404(server_id)
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=server.provider_id)
+    if request.method == "GET":
+        return _render_form(provider, server, trials.server_values(server), {})
+    data = _form_data()
+    try:
+        trials.update_server(session, server_id=server_id, data=data, cipher=_cipher())
+    except InvalidInput as exc:
+        return _render_form(
+            provider, server, {k: v for k, v in data.items() if k not in SECRET_FIELDS}, _errors(exc)
+        )
+    flash(_("已保存"), "success")
+    return redirect(url_for("web.trial_server", server_id=server_id))
+
+
+@bp.post("/trial-servers/<int(max=2147483647):server_id>/delete")
+@role_required(Role.admin)
+def trial_server_delete(server_id: int) -> Any:
+    """Delete a trial server and its runs."""
+    server = _server_or_404(server_id)
+    provider_id = server.provider_id
+    trials.delete_server(get_session(), server_id=server_id)
+    flash(_("已删除试用服务器"), "info")
+    return redirect(url_for("web.provider_trials", provider_id=provider_id))
+
+
+# ---------------------------------------------------------------- server page, host key, start
+def _server_page(
+    server: TrialServer, *, fetched: tuple[str, str] | None = None, run_errors=None, run_values=None
+):
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=server.provider_id)
+    offer = next((offer for offer in provider.offers if offer.id == server.offer_id), None)
+    peer = session.get(TrialServer, server.peer_id) if server.peer_id else None
+    defaults = SuiteParams()
+    values = run_values or {name: getattr(defaults, name) for name in RUN_FIELDS}
+    return (
+        render_template(
+            "trials/server.html",
+            provider=provider,
+            server=server,
+            offer=offer,
+            peer=peer,
+            fetched=fetched,
+            runs=bench_runs.list_runs(session, server_id=server.id),
+            suites=[(name, SUITE_LABELS.get(name, name)) for name in SUITES],
+            run_fields=RUN_FIELDS,
+            run_values=values,
+            run_errors=run_errors or {},
+            state_labels=RUN_STATE_LABELS,
+            state_colours=RUN_STATE_COLOURS,
+        ),
+        422 if run_errors else 200,
+    )
+
+
+@bp.get("/trial-servers/<int(max=2147483647):server_id>")
+@role_required(Role.viewer)
+def trial_server(server_id: int) -> Any:
+    """A trial server: connection, host key, start a run, its runs."""
+    return _server_page(_server_or_404(server_id))
+
+
+@bp.post("/trial-servers/<int(max=2147483647):server_id>/host-key")
+@role_required(Role.analyst)
+def trial_server_fetch_key(server_id: int) -> Any:
+    """Connect once and show the host key's fingerprint for the analyst to compare and confirm."""
+    server = _server_or_404(server_id)
+    try:
+        fetched = trials.fetch_host_key(server, _cipher())
+    except InvalidInput as exc:
+        flash(exc.errors[0].message, "danger")
+        return redirect(url_for("web.trial_server", server_id=server_id))
+    return _server_page(server, fetched=fetched)
+
+
+@bp.post("/trial-servers/<int(max=2147483647):server_id>/host-key/pin")
+@role_required(Role.analyst)
+def trial_server_pin_key(server_id: int) -> Any:
+    """Pin the fingerprint the analyst confirmed."""
+    _server_or_404(server_id)
+    try:
+        trials.pin_host_key(
+            get_session(),
+            server_id=server_id,
+            fingerprint=request.form.get("fingerprint", ""),
+            key_type=request.form.get("key_type", ""),
+        )
+    except InvalidInput as exc:
+        flash(exc.errors[0].message, "danger")
+    else:
+        flash(_("已固定主机密钥指纹"), "success")
+    return redirect(url_for("web.trial_server", server_id=server_id))
+
+
+@bp.post("/trial-servers/<int(max=2147483647):server_id>/runs")
+@role_required(Role.analyst)
+def trial_server_start(server_id: int) -> Any:
+    """Start a suite on the job queue and go to the run's page, which follows it live."""
+    server = _server_or_404(server_id)
+    values = {name: request.form.get(name, "") for name in RUN_FIELDS}
+    params = {name: value for name, value in values.items() if value.strip()}
+    try:
+        run = bench_runs.start_run(
+            get_session(),
+            server_id=server_id,
+            suite=request.form.get("suite", ""),
+            params=params,
+            user=_user(),
+        )
+    except InvalidInput as exc:
+        errors = {error.field.removeprefix("params."): error.message for error in exc.errors}
+        return _server_page(server, run_errors=errors, run_values=values)
+    except Conflict as exc:
+        flash(exc.errors[0].message, "warning")
+        return redirect(url_for("web.trial_server", server_id=server_id))
+    flash(_("已提交测试 #%(id)d", id=run.id), "info")
+    return redirect(url_for("web.bench_run", run_id=run.id))
+
+
+# ---------------------------------------------------------------- runs
+def _samples(steps: list[Any]) -> list[Sample]:
+    return [Sample.from_dict(data) for step in steps for data in step.samples]
+
+
+def run_charts(samples: list[Sample], claims: dict[str, Any]) -> list[Any]:
+    """Charts of a run: throughput per interval (with nominal), GPU utilisation, measured vs nominal."""
+    charts = []
+    lines: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for sample in samples:
+        if sample.metric == "throughput_interval" and sample.metadata.get("purpose") != "stability":
+            lines[str(sample.metadata.get("step"))].append(
+                (float(sample.metadata["end"]), float(sample.value))
+            )
+    stability = [s for s in samples if s.metric == "throughput" and s.metadata.get("purpose") == "stability"]
+    if stability:
+        lines["stability"] = [
+            (float(s.metadata.get("repeat", i)) + 1, float(s.value)) for i, s in enumerate(stability)
+        ]
+    nominal = claims.get("public_mbps")
+    if lines:
+        charts.append(
+            timeline_chart(
+                "throughput",
+                _("吞吐随时间变化"),
+                "Mbit/s",
+                [Series(name, tuple(points)) for name, points in sorted(lines.items())],
+                x_title=_("秒 / 次"),
+                reference=float(nominal) if nominal else None,
+                reference_label=_("标称带宽"),
+            )
+        )
+    gpu: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    stamped = [s for s in samples if s.metric == "gpu_utilization"]
+    start = min((s.timestamp for s in stamped), default=0.0)
+    for sample in stamped:
+        gpu[int(sample.metadata.get("gpu_index", 0))].append(
+            (round(sample.timestamp - start, 3), float(sample.value))
+        )
+    if gpu:
+        series = [Series(f"GPU {index}", tuple(points)) for index, points in sorted(gpu.items())]
+        charts.append(
+            timeline_chart("gpu-util", _("GPU 利用率"), "%", series, x_title=_("秒"), y_range=(0, 100))
+        )
+    measured = [s for s in samples if s.metric == "throughput" and s.metadata.get("purpose") != "stability"]
+    if measured and nominal:
+        labels = [str(s.metadata.get("step")) for s in measured]
+        charts.append(
+            bar_chart(
+                "vs-nominal",
+                _("实测与标称带宽"),
+                "Mbit/s",
+                labels,
+                [
+                    Series(_("实测"), tuple(round(float(s.value), 1) for s in measured)),
+                    Series(_("标称"), tuple(float(nominal) for _s in measured)),
+                ],
+            )
+        )
+    return [render_svg(chart) for chart in charts if chart.has_data()]
+
+
+@bp.get("/bench-runs/<int(max=2147483647):run_id>")
+@role_required(Role.viewer)
+def bench_run(run_id: int) -> Any:
+    """One run: live status while it runs; steps, claims versus measurements, charts, raw outputs."""
+    run = _run_or_404(run_id)
+    session = get_session()
+    server = trials.get_server(session, server_id=run.trial_server_id)
+    provider = provider_service.get_provider(session, provider_id=run.provider_id)
+    steps = bench_runs.run_steps(session, run_id=run.id)
+    job = session.get(Job, run.job_id) if run.job_id else None
+    samples = _samples(steps)
+    others = [other for other in bench_runs.list_runs(session, server_id=server.id) if other.id != run.id]
+    return render_template(
+        "trials/run.html",
+        run=run,
+        server=server,
+        provider=provider,
+        steps=steps,
+        job=job_view(job) if job else None,
+        charts=run_charts(samples, run.claims),
+        others=others,
+        state_labels=RUN_STATE_LABELS,
+        state_colours=RUN_STATE_COLOURS,
+        verdict_labels=VERDICT_LABELS,
+        verdict_colours=VERDICT_COLOURS,
+    )
+
+
+@bp.post("/bench-runs/<int(max=2147483647):run_id>/cancel")
+@role_required(Role.analyst)
+def bench_run_cancel(run_id: int) -> Any:
+    """Cancel a queued run, or ask a running one to stop."""
+    _run_or_404(run_id)
+    try:
+        bench_runs.cancel_run(get_session(), run_id=run_id)
+    except Conflict as exc:
+        flash(exc.errors[0].message, "warning")
+    else:
+        flash(_("已请求停止测试"), "info")
+    return redirect(url_for("web.bench_run", run_id=run_id))
+
+
+@bp.get("/bench-runs/compare")
+@role_required(Role.viewer)
+def bench_compare() -> Any:
+    """Key figures of two runs side by side (?a=ID&b=ID)."""
+    asked = [request.args.get(name, "") for name in ("a", "b")]
+    if not all(value.isdigit() and 0 < int(value) < 2**31 for value in asked):
+        abort(400, description=_("请选择两次测试 (a 与 b 须为测试编号)"))
+    runs = [_run_or_404(int(value)) for value in asked]
+    rows = bench_runs.compare_runs(get_session(), run_ids=[run.id for run in runs])
+    return render_template("trials/compare.html", runs=runs, rows=rows)
