@@ -122,6 +122,10 @@ ENTITY = {
     "datacenter": _l("机房"),
     "offer": _l("套餐"),
     "user": _l("用户"),
+    "procurement_case": _l("选型案例"),
+    "checklist_tick": _l("核查清单勾选"),
+    "trial_server": _l("试用服务器"),
+    "export_record": _l("报告导出"),
 }
 
 # Collections of a provider, as used in URLs and service calls.
