@@ -87,6 +87,31 @@ def icp_nature(context: RuleContext) -> Iterator[Finding]:
             )
 
 
+def _name_mismatches(
+    context: RuleContext, fact_name: str, rule_id: str, name_key: str, number_key: str
+) -> Iterator[Finding]:
+    """Findings for official records whose holder name differs from the registry's legal name."""
+    fact = _fact(context, fact_name)
+    if fact is None:
+        return
+    legal = fold_name(context.provider.legal_name, context.knowledge)
+    for record in _records(fact):
+        name = record.get(name_key)
+        if name and fold_name(name, context.knowledge) != legal:
+            yield source_finding(
+                context,
+                rule_id,
+                subject=f"{fact_name}:{record.get(number_key)}",
+                evidence=[
+                    *_refs(fact),
+                    registry("provider", context.provider.id, "legal_name", context.provider.legal_name),
+                ],
+                number=record.get(number_key),
+                name=name,
+                legal_name=context.provider.legal_name,
+            )
+
+
 @rule(
     "lookup.icp_unit_name",
     title_zh="官方备案主办单位名称不一致",
@@ -95,25 +120,7 @@ def icp_nature(context: RuleContext) -> Iterator[Finding]:
 )
 def icp_unit_name(context: RuleContext) -> Iterator[Finding]:
     """Official filing records whose unitName differs from the legal name."""
-    fact = _fact(context, "icp_lookup")
-    if fact is None:
-        return
-    legal = fold_name(context.provider.legal_name, context.knowledge)
-    for record in _records(fact):
-        name = record.get("unitName")
-        if name and fold_name(name, context.knowledge) != legal:
-            yield source_finding(
-                context,
-                "lookup.icp_unit_name",
-                subject=f"icp_lookup:{record.get('mainLicence')}",
-                evidence=[
-                    *_refs(fact),
-                    registry("provider", context.provider.id, "legal_name", context.provider.legal_name),
-                ],
-                number=record.get("mainLicence"),
-                name=name,
-                legal_name=context.provider.legal_name,
-            )
+    yield from _name_mismatches(context, "icp_lookup", "lookup.icp_unit_name", "unitName", "mainLicence")
 
 
 def _official_filings(fact: dict[str, Any]) -> set[tuple[str, ...] | None]:
@@ -356,25 +363,9 @@ def licence_no_resource_collab(context: RuleContext) -> Iterator[Finding]:
 )
 def licence_company_name(context: RuleContext) -> Iterator[Finding]:
     """Official licence holders whose name differs from the legal name."""
-    fact = _fact(context, "licence_lookup")
-    if fact is None:
-        return
-    legal = fold_name(context.provider.legal_name, context.knowledge)
-    for record in _records(fact):
-        name = record.get("companyName")
-        if name and fold_name(name, context.knowledge) != legal:
-            yield source_finding(
-                context,
-                "lookup.licence_company_name",
-                subject=f"licence_lookup:{record.get('licenceNo')}",
-                evidence=[
-                    *_refs(fact),
-                    registry("provider", context.provider.id, "legal_name", context.provider.legal_name),
-                ],
-                number=record.get("licenceNo"),
-                name=name,
-                legal_name=context.provider.legal_name,
-            )
+    yield from _name_mismatches(
+        context, "licence_lookup", "lookup.licence_company_name", "companyName", "licenceNo"
+    )
 
 
 @rule(
