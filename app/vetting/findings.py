@@ -7,6 +7,7 @@ reports treat them alike.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
@@ -96,11 +97,16 @@ def rule(rule_id: str, *, title_zh: str, title_en: str, red_flag: int | None = N
     return decorator
 
 
-def load_rules() -> dict[str, Rule]:
-    """Import every rule module once and return the registry."""
+@functools.cache
+def _import_rule_modules() -> None:
     from app.plugins import import_submodules
 
     import_submodules("app.vetting.rules")
+
+
+def load_rules() -> dict[str, Rule]:
+    """Import every rule module (once per process) and return the registry."""
+    _import_rule_modules()
     return RULES
 
 

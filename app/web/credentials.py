@@ -21,7 +21,7 @@ from app.models.jobs import Job, JobState
 from app.services import checks
 from app.services import providers as provider_service
 from app.services.errors import ServiceError
-from app.vetting.findings import RULES
+from app.vetting.findings import load_rules
 from app.web import bp
 from app.web.jobs import job_link, job_view
 from app.web.nav import provider_tab
@@ -66,7 +66,7 @@ EXTRA_TITLES = {checks.FACT_ERROR_RULE: ("核查依据未能取得", "Facts coul
 
 def rule_title(rule_id: str, locale: str) -> str:
     """A rule's title in the UI language (the id when unknown)."""
-    entry = RULES.get(rule_id)
+    entry = load_rules().get(rule_id)
     zh, en = (entry.title_zh, entry.title_en) if entry else EXTRA_TITLES.get(rule_id, (rule_id, rule_id))
     return en if locale == "en" else zh
 

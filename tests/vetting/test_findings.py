@@ -35,3 +35,13 @@ def test_run_rules_orders_by_severity(monkeypatch):
     context = f.RuleContext(provider=None, today=date(2026, 1, 1), knowledge={})
     assert [x.severity for x in f.run_rules(context)] == [f.Severity.blocker, f.Severity.info]
     assert [x.severity for x in f.run_rules(context, ["a"])] == [f.Severity.info]
+
+
+def test_rule_titles_load_in_a_fresh_process():
+    """A web process that never ran a check still shows rule titles, not ids."""
+    import subprocess
+    import sys
+
+    code = "from app.web.credentials import rule_title; print(rule_title('licence.coverage', 'zh'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() not in ("", "licence.coverage")
