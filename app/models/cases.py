@@ -7,9 +7,10 @@ import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
 from app.models.provider import utcnow
+from app.models.versioning import Versioned
 
 
-class ProcurementCase(SQLModel, table=True):
+class ProcurementCase(Versioned, SQLModel, table=True):
     __tablename__ = "procurement_case"
     __audited__ = True
 

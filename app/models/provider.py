@@ -19,7 +19,8 @@ from app.models.enums import (
     RdmaType,
     StorageType,
 )
-from app.models.fields import blank_to_none, resolve_province_name, split_list
+from app.models.fields import blank_to_none, resolve_province_name, split_list, website_url
+from app.models.versioning import Versioned
 
 
 def utcnow() -> datetime:
@@ -75,11 +76,7 @@ class ProviderBase(_Clean):
     @field_validator("website", mode="before")
     @classmethod
     def _website(cls, value: Any) -> Any:
-        if isinstance(value, str) and value and "://" not in value:
-            value = "https://" + value
-        if isinstance(value, str) and not value.startswith(("http://", "https://")):
-            raise ValueError("网址须以 http:// 或 https:// 开头 (must be an http(s) URL)")
-        return value
+        return website_url(value)
 
     @field_validator("contact_email")
     @classmethod
@@ -93,7 +90,7 @@ class ProviderBase(_Clean):
         return value
 
 
-class Provider(ProviderBase, table=True):
+class Provider(Versioned, ProviderBase, table=True):
     __audited__ = True
 
     id: Optional[int] = Field(default=None, primary_key=True)

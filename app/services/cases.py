@@ -29,7 +29,8 @@ from app.advice.knowledge import load
 from app.models import AuditEntry, Provider
 from app.models.cases import ChecklistTick, ProcurementCase
 from app.models.enums import CertificationKind
-from app.services.errors import Conflict, FieldError, InvalidInput, NotFound
+from app.services.errors import FieldError, InvalidInput, NotFound
+from app.services.versions import VersionedKind, check_version, commit_versioned
 
 logger = logging.getLogger(__name__)
 
@@ -95,28 +96,16 @@ def _dump(section: Any) -> dict[str, Any]:
     return section.model_dump(mode="json", exclude_none=True)
 
 
-def _check_version(session: Session, case: ProcurementCase, expected: Any) -> None:
-    if expected is None or str(expected).strip() == "":
-        raise InvalidInput("缺少版本号 (version is required to change a case)", field="version")
-    try:
-        expected = int(str(expected).strip())
-    except ValueError:
-        raise InvalidInput("版本号须为整数 (version must be an integer)", field="version") from None
-    if expected == case.version:
-        return
-    last = session.exec(
-        select(AuditEntry)
-        .where(AuditEntry.entity == ProcurementCase.__tablename__, AuditEntry.entity_id == case.id)
-        .order_by(col(AuditEntry.id).desc())
-    ).first()
-    who = f"{last.actor_name} 于 {last.at:%Y-%m-%d %H:%M}" if last else "他人"
-    raise Conflict(
-        f"该案例已被 {who} "
-        f"修改（当前版本 {case.version}，你编辑的是版本 {expected}）。请重新打开页面，核对后再保存。"
-        f" (Someone else saved this case after you opened it: now version {case.version}, yours {expected}."
-        " Reload and re-apply your change.)",
-        field="version",
-    )
+CASE_VERSIONS = VersionedKind(
+    ProcurementCase,
+    "案例",
+    "case",
+    lambda case_id: (AuditEntry.entity == ProcurementCase.__tablename__) & (AuditEntry.entity_id == case_id),
+)
+
+
+def _check_version(session: Session, case: ProcurementCase, expected: Any) -> int:
+    return check_version(session, CASE_VERSIONS, case, expected)
 
 
 def _touch(case: ProcurementCase) -> None:
@@ -124,9 +113,10 @@ def _touch(case: ProcurementCase) -> None:
     case.updated_at = datetime.now(UTC)
 
 
-def _commit(session: Session) -> None:
+def _commit(session: Session, *, case_id: int | None = None, expected: int | None = None) -> None:
+    """Commit; a version another writer committed first is a 409."""
     try:
-        session.commit()
+        commit_versioned(session, CASE_VERSIONS, case_id, expected)
     except Exception:
         session.rollback()
         raise
@@ -170,7 +160,7 @@ def save_step(
     case = get_case(session, case_id=case_id)
     if step not in questionnaire.STEP_KEYS:
         raise NotFound(f"没有这一步：{step} (unknown step)", field="step")
-    _check_version(session, case, version)
+    expected = _check_version(session, case, version)
     section = validate_section(step, data)
     raw = {**case.answers, step: _dump(section)}
     errors = kind_errors(_provisional(raw), {step})
@@ -183,7 +173,7 @@ def save_step(
     case.step = questionnaire.neighbour(raw, step, 1) or step
     case.complete = case.complete and _is_valid(raw)
     _touch(case)
-    _commit(session)
+    _commit(session, case_id=case_id, expected=expected)
     return case
 
 
@@ -198,14 +188,14 @@ def _is_valid(raw: dict[str, Any]) -> bool:
 def finish_case(session: Session, *, case_id: int, version: Any) -> ProcurementCase:
     """Validate every answered step together and mark the case complete."""
     case = get_case(session, case_id=case_id)
-    _check_version(session, case, version)
+    expected = _check_version(session, case, version)
     raw = questionnaire.pruned(case.answers)
     answers = validate_answers(raw)
     case.answers = answers.model_dump(mode="json", exclude_none=True)
     case.complete = True
     case.step = "done"
     _touch(case)
-    _commit(session)
+    _commit(session, case_id=case_id, expected=expected)
     return case
 
 
@@ -230,11 +220,11 @@ def create_case(session: Session, *, answers: Any, owner: Actor, title: str | No
 def delete_case(session: Session, *, case_id: int, version: Any) -> None:
     """Delete a case and its ticks (audited)."""
     case = get_case(session, case_id=case_id)
-    _check_version(session, case, version)
+    expected = _check_version(session, case, version)
     for tick in session.exec(select(ChecklistTick).where(ChecklistTick.case_id == case_id)).all():
         session.delete(tick)
     session.delete(case)
-    _commit(session)
+    _commit(session, case_id=case_id, expected=expected)
 
 
 # ---------------------------------------------------------------- registry facts

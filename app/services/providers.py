@@ -34,6 +34,7 @@ from app.services.errors import (
     ServiceError,
     from_validation_error,
 )
+from app.services.versions import VersionedKind, check_version, commit_versioned
 from app.vetting.identifiers import identify, normalize_text
 
 PROVIDER_FIELDS = tuple(ProviderBase.model_fields)
@@ -297,26 +298,13 @@ def _validate(schema: type[BaseModel], data: Any, prefix: str = "") -> Any:
         raise from_validation_error(exc, prefix) from None
 
 
-def _check_version(session: Session, provider: Provider, expected: Any) -> None:
-    if expected is None or str(expected).strip() == "":
-        raise InvalidInput("缺少版本号 (version is required to change a record)", field="version")
-    try:
-        expected = int(expected)
-    except (TypeError, ValueError):
-        raise InvalidInput("版本号须为整数 (version must be an integer)", field="version") from None
-    if expected == provider.version:
-        return
-    last = session.exec(
-        select(AuditEntry).where(AuditEntry.provider_id == provider.id).order_by(col(AuditEntry.id).desc())
-    ).first()
-    who = f"{last.actor_name} 于 {last.at:%Y-%m-%d %H:%M}" if last else "他人"
-    raise Conflict(
-        f"该供应商已被 {who} 修改（当前版本 {provider.version}，你编辑的是版本 {expected}）。"
-        "请重新打开页面，核对后再保存。"
-        f" (Someone else saved this provider after you opened it: now version {provider.version},"
-        f" yours {expected}. Reload and re-apply your change.)",
-        field="version",
-    )
+PROVIDER_VERSIONS = VersionedKind(
+    Provider, "供应商", "provider", lambda provider_id: AuditEntry.provider_id == provider_id
+)
+
+
+def _check_version(session: Session, provider: Provider, expected: Any) -> int:
+    return check_version(session, PROVIDER_VERSIONS, provider, expected)
 
 
 def _touch(provider: Provider) -> None:
@@ -324,56 +312,87 @@ def _touch(provider: Provider) -> None:
     provider.updated_at = datetime.now(UTC)
 
 
-def _resolve_datacenter(provider: Provider, offer: Offer, data: OfferIn, field: str) -> None:
+@dataclass(frozen=True)
+class _DatacenterIndex:
+    """A provider's datacenters by name and by id, built once per change."""
+
+    by_name: dict[str, Datacenter]
+    by_id: dict[int, Datacenter]
+
+
+def _datacenter_index(provider: Provider) -> _DatacenterIndex:
+    by_name: dict[str, Datacenter] = {}
+    for datacenter in provider.datacenters:
+        by_name.setdefault(datacenter.name, datacenter)
+    by_id = {dc.id: dc for dc in provider.datacenters if dc.id is not None}
+    return _DatacenterIndex(by_name, by_id)
+
+
+def _resolve_datacenter(
+    provider: Provider, offer: Offer, data: OfferIn, field: str, index: _DatacenterIndex | None = None
+) -> None:
+    index = index or _datacenter_index(provider)
     if data.datacenter_name:
-        matches = [dc for dc in provider.datacenters if dc.name == data.datacenter_name]
-        if not matches:
+        if data.datacenter_name not in index.by_name:
             raise InvalidInput(
                 f"本供应商没有名为“{data.datacenter_name}”的机房 (no such datacenter for this provider)",
                 field=_join(field, "datacenter_name"),
             )
-        offer.datacenter = matches[0]
+        offer.datacenter = index.by_name[data.datacenter_name]
     elif data.datacenter_id is not None:
-        matches = [dc for dc in provider.datacenters if dc.id == data.datacenter_id]
-        if not matches:
+        if data.datacenter_id not in index.by_id:
             raise InvalidInput(
                 "机房不属于本供应商 (datacenter does not belong to this provider)",
                 field=_join(field, "datacenter_id"),
             )
-        offer.datacenter = matches[0]
+        offer.datacenter = index.by_id[data.datacenter_id]
     else:
         offer.datacenter = None
 
 
-def _apply_child(provider: Provider, kind: ChildKind, record: Any, data: Any, field: str) -> None:
+def _apply_child(
+    provider: Provider,
+    kind: ChildKind,
+    record: Any,
+    data: Any,
+    field: str,
+    datacenters: _DatacenterIndex | None = None,
+) -> None:
     values = data.model_dump(exclude={"id", "datacenter_id", "datacenter_name"})
     for key, value in values.items():
         setattr(record, key, value)
     kind.derive(record, field)
     if kind.collection == "offers":
-        _resolve_datacenter(provider, record, data, field)
+        _resolve_datacenter(provider, record, data, field, datacenters)
 
 
 def _replace_children(provider: Provider, collection: str, items: list[Any]) -> None:
+    """Make the collection exactly `items` (linear: records are compared by identity, not by value)."""
     kind = CHILD_KINDS[collection]
-    current = {record.id: record for record in getattr(provider, collection)}
-    kept = []
+    records = getattr(provider, collection)
+    current = {record.id: record for record in records if record.id is not None}
+    present = {id(record) for record in records}
+    kept: set[int] = set()
+    datacenters = _datacenter_index(provider) if collection == "offers" else None
     for index, data in enumerate(items):
         field = f"{collection}[{index}]"
         if data.id is not None and data.id not in current:
             raise InvalidInput("本供应商没有这条记录 (no such record for this provider)", field=f"{field}.id")
         record = current.get(data.id) if data.id is not None else kind.table()
-        if record not in getattr(provider, collection):
-            getattr(provider, collection).append(record)
-        _apply_child(provider, kind, record, data, field)
-        kept.append(record)
-    for record in list(getattr(provider, collection)):
-        if record not in kept:
-            getattr(provider, collection).remove(record)
-            if (session := object_session(record)) is not None and record.id is not None:
-                session.delete(
-                    record
-                )  # explicit, so the audit trail sees it (orphans are not in session.deleted)
+        if id(record) not in present:
+            records.append(record)
+            present.add(id(record))
+        _apply_child(provider, kind, record, data, field, datacenters)
+        kept.add(id(record))
+    for position in reversed(range(len(records))):
+        record = records[position]
+        if id(record) in kept:
+            continue
+        del records[position]
+        if (session := object_session(record)) is not None and record.id is not None:
+            session.delete(
+                record
+            )  # explicit, so the audit trail sees it (orphans are not in session.deleted)
 
 
 def _check_datacenter_names(payload: ProviderCreate) -> None:
@@ -398,9 +417,10 @@ def _check_unique_uscc(session: Session, uscc: str | None, provider_id: int | No
         )
 
 
-def _commit(session: Session) -> None:
+def _commit(session: Session, *, provider_id: int | None = None, expected: int | None = None) -> None:
+    """Commit; a duplicate is a 409, and so is a version another writer committed first."""
     try:
-        session.commit()
+        commit_versioned(session, PROVIDER_VERSIONS, provider_id, expected)
     except sa.exc.IntegrityError as exc:
         session.rollback()
         raise Conflict(f"与已有数据冲突 (conflicts with stored data): {exc.orig}", field="") from None
@@ -459,7 +479,7 @@ def update_provider(session: Session, *, provider_id: int, patch: dict[str, Any]
     if not isinstance(patch, dict):
         raise InvalidInput("请求体须为 JSON 对象 (body must be a JSON object)", field="")
     provider = get_provider(session, provider_id=provider_id)
-    _check_version(session, provider, patch.get("version"))
+    expected = _check_version(session, provider, patch.get("version"))
     _validate(ProviderPatch, patch)
     merged = {name: getattr(provider, name) for name in PROVIDER_FIELDS}
     merged.update({key: value for key, value in patch.items() if key in PROVIDER_FIELDS})
@@ -475,7 +495,7 @@ def update_provider(session: Session, *, provider_id: int, patch: dict[str, Any]
         if patch.get(collection) is not None:
             _replace_children(provider, collection, getattr(payload, collection))
     _touch(provider)
-    _commit(session)
+    _commit(session, provider_id=provider.id, expected=expected)
     return get_provider(session, provider_id=provider.id)
 
 
@@ -483,10 +503,11 @@ def update_provider(session: Session, *, provider_id: int, patch: dict[str, Any]
 def delete_provider(session: Session, *, provider_id: int, expected_version: Any = None) -> None:
     """Delete a provider and its nested records (each deletion is audited)."""
     provider = get_provider(session, provider_id=provider_id)
+    expected = provider.version
     if expected_version is not None:
-        _check_version(session, provider, expected_version)
+        expected = _check_version(session, provider, expected_version)
     session.delete(provider)
-    _commit(session)
+    _commit(session, provider_id=provider_id, expected=expected)
 
 
 @atomic
@@ -502,7 +523,7 @@ def save_child(
     """Create (child_id None) or change one nested record of a provider."""
     kind = child_kind(collection)
     provider = get_provider(session, provider_id=provider_id)
-    _check_version(session, provider, expected_version)
+    expected = _check_version(session, provider, expected_version)
     payload = _validate(kind.schema, data)
     if child_id is None:
         record = kind.table()
@@ -515,7 +536,7 @@ def save_child(
             raise InvalidInput("同一供应商的机房名称不能重复 (must be unique per provider)", field="name")
     _apply_child(provider, kind, record, payload, "")
     _touch(provider)
-    _commit(session)
+    _commit(session, provider_id=provider_id, expected=expected)
     return record
 
 
@@ -534,11 +555,11 @@ def delete_child(
 ) -> None:
     """Delete one nested record of a provider."""
     provider = get_provider(session, provider_id=provider_id)
-    _check_version(session, provider, expected_version)
+    expected = _check_version(session, provider, expected_version)
     record = find_child(provider, collection=collection, child_id=child_id)
     getattr(provider, collection).remove(record)
     session.delete(
         record
     )  # explicit, so the audit trail sees it (orphan removal alone is not in session.deleted)
     _touch(provider)
-    _commit(session)
+    _commit(session, provider_id=provider_id, expected=expected)

@@ -1,0 +1,98 @@
+"""Parallel writers against a real gunicorn with several workers: the database decides who wins."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import requests
+from sqlmodel import Session, select
+
+from app.models import AuditEntry, Provider
+from app.services import providers as svc
+from tests.api.conftest import provider_payload
+from tests.live_server import gunicorn_server
+
+WRITERS = 20
+
+
+@pytest.fixture
+def server(app, database_url, tmp_path):
+    """gunicorn with four workers over the test database."""
+    with gunicorn_server(database_url=database_url, instance_path=tmp_path / "instance") as base_url:
+        yield base_url
+
+
+def _race(send, count: int) -> list[requests.Response]:
+    """Start `count` requests at the same moment (a barrier), each on its own connection."""
+    barrier = threading.Barrier(count, timeout=30)
+
+    def one(index: int) -> requests.Response:
+        with requests.Session() as http:
+            barrier.wait()
+            return send(http, index)
+
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(one, range(count)))
+
+
+def _updates_of(session: Session, provider_id: int) -> list[AuditEntry]:
+    return list(
+        session.exec(
+            select(AuditEntry).where(
+                AuditEntry.entity == "provider",
+                AuditEntry.entity_id == provider_id,
+                AuditEntry.action == "update",
+            )
+        ).all()
+    )
+
+
+@pytest.mark.slow
+def test_twenty_patches_of_one_version_exactly_one_wins(server, session, token_for):
+    headers = token_for("analyst")
+    provider = svc.create_provider(session, data=provider_payload())
+
+    def patch(http: requests.Session, index: int) -> requests.Response:
+        body = {"version": 1, "notes": f"writer {index}"}
+        return http.patch(f"{server}/api/v1/providers/{provider.id}", json=body, headers=headers, timeout=60)
+
+    responses = _race(patch, WRITERS)
+    statuses = sorted(response.status_code for response in responses)
+    assert statuses == [200] + [409] * (WRITERS - 1), statuses
+    for response in responses:
+        if response.status_code == 409:
+            assert response.json()["errors"][0]["field"] == "version"
+    winner = next(r for r in responses if r.status_code == 200).json()
+    session.expire_all()
+    stored = session.get(Provider, provider.id)
+    assert stored.version == 2
+    assert stored.notes == winner["notes"]
+    updates = _updates_of(session, provider.id)
+    assert len(updates) == 1 and updates[0].changes["notes"][1] == winner["notes"]
+
+
+@pytest.mark.slow
+def test_parallel_nested_replacements_leave_one_writers_offers(server, session, token_for):
+    headers = token_for("analyst")
+    provider = svc.create_provider(session, data=provider_payload(offers=[]))
+
+    def replace_offers(http: requests.Session, index: int) -> requests.Response:
+        offers = [
+            {"name": f"writer {index} offer {n}", "gpu_model": "A800", "gpus_per_node": 8} for n in range(3)
+        ]
+        body = {"version": 1, "offers": offers}
+        return http.patch(f"{server}/api/v1/providers/{provider.id}", json=body, headers=headers, timeout=60)
+
+    responses = _race(replace_offers, 10)
+    statuses = sorted(response.status_code for response in responses)
+    assert statuses == [200] + [409] * 9, statuses
+    winner = next(r for r in responses if r.status_code == 200).json()
+    session.expire_all()
+    stored = svc.get_provider(session, provider_id=provider.id)
+    assert stored.version == 2
+    assert sorted(offer.name for offer in stored.offers) == sorted(
+        offer["name"] for offer in winner["offers"]
+    )
+    assert len(stored.offers) == 3
