@@ -39,6 +39,8 @@ from typing import Any, get_args
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from app.limits import depth_message, too_deep
+from app.models import Provider
 from app.models.fields import blank_to_none
 from app.models.provider import (
     CertificationBase,
@@ -48,13 +50,14 @@ from app.models.provider import (
     OfferBase,
     ProviderBase,
 )
-from app.services.errors import FieldError, InvalidInput, ServiceError
+from app.services.errors import FieldError, InvalidInput, ServiceError, field_path
 from app.services.providers import (
     PROVIDER_FIELDS,
     ProviderQuery,
-    create_provider,
+    build_provider,
     list_providers,
     provider_input,
+    registered_usccs,
 )
 
 FORMAT_NAME = "gpuvet-providers"
@@ -99,16 +102,37 @@ class ImportReport:
         """True when the file had no problem (and, unless a dry run, was written)."""
         return not self.problems
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON form of the report."""
+    omitted: int = 0  # problems left out of a stored report (see as_dict's limit)
+
+    @property
+    def problem_total(self) -> int:
+        """Every problem found, including those left out of a stored report."""
+        return len(self.problems) + self.omitted
+
+    def as_dict(self, limit: int | None = None) -> dict[str, Any]:
+        """JSON form of the report; `limit` keeps at most that many names and problems."""
         return {
             "format": self.format,
             "dry_run": self.dry_run,
             "providers": self.providers,
             "created": self.created,
-            "names": self.names,
-            "problems": [problem.as_dict() for problem in self.problems],
+            "names": self.names[:limit],
+            "problems": [problem.as_dict() for problem in self.problems[:limit]],
+            "omitted": self.omitted + max(0, len(self.problems) - (limit or len(self.problems))),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ImportReport:
+        """The report stored by as_dict (e.g. as a background job's result)."""
+        return cls(
+            format=data["format"],
+            dry_run=data["dry_run"],
+            providers=data["providers"],
+            created=data["created"],
+            names=list(data["names"]),
+            problems=[ImportProblem(**problem) for problem in data["problems"]],
+            omitted=data.get("omitted", 0),
+        )
 
 
 class _FileError(Exception):
@@ -228,7 +252,8 @@ NUMBERED = {
     "filings": ("filing", FILING_FIELDS),
     "certifications": ("certification", CERTIFICATION_FIELDS),
 }
-_NUMBERED_COLUMN = re.compile(r"^(licence|filing|certification)_(\d+)_(.+)$")
+# At most 4 digits: more could never be within COLLECTION_LIMITS, and int() refuses 4,301 digits.
+_NUMBERED_COLUMN = re.compile(r"^(licence|filing|certification)_(\d{1,4})_(.+)$")
 _COLLECTION_OF_PREFIX = {prefix: collection for collection, (prefix, _) in NUMBERED.items()}
 # Offer fields whose names would clash with provider columns get an "offer_" prefix.
 _OFFER_RENAMED = {"name": "offer_name", "notes": "offer_notes"}
@@ -429,20 +454,33 @@ def _json_locator(row: int) -> Locator:
     return lambda path: (row, path)
 
 
-def _read_json(text: str) -> list[_Candidate]:
+def _load_json(text: str) -> Any:
+    """The parsed document, refusing bad syntax, huge numbers and nesting deeper than MAX_JSON_DEPTH."""
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _FileError(
             "", f"JSON 格式错误：第 {exc.lineno} 行第 {exc.colno} 列 (invalid JSON: {exc.msg})"
         ) from None
+    except RecursionError:
+        raise _FileError("", depth_message()) from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise _FileError("", f"JSON 无法解析 (invalid JSON: {exc})") from None
+    deep = too_deep(document)
+    if deep is not None:
+        raise _FileError(field_path(deep), depth_message())
+    return document
+
+
+def _read_json(text: str) -> list[_Candidate]:
+    document = _load_json(text)
     if isinstance(document, dict):
         if "format" in document and document["format"] != FORMAT_NAME:
             raise _FileError(
                 "format", f"不是 gpuvet 导出文件，format 应为“{FORMAT_NAME}” (unexpected format)"
             )
         version = document.get("version", FORMAT_VERSION)
-        if not isinstance(version, int) or version > FORMAT_VERSION:
+        if not isinstance(version, int) or isinstance(version, bool) or version > FORMAT_VERSION:
             raise _FileError(
                 "version", f"不支持的文件版本 {version}，最高支持 {FORMAT_VERSION} (unsupported version)"
             )
@@ -641,12 +679,29 @@ def _add_datacenter(
     return name
 
 
+def _csv_rows(text: str) -> tuple[list[list[str]], ImportProblem | None]:
+    """The rows of a CSV text, or the problem at the row where quoting breaks (an unclosed quote would
+    otherwise swallow the rest of the file into one cell)."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text), strict=True)
+    rows: list[list[str]] = []
+    try:
+        rows.extend(reader)
+    except csv.Error as exc:
+        row = len(rows) + 1
+        return rows, ImportProblem(
+            row,
+            "",
+            f"CSV 格式错误：第 {row} 行无法读取，引号不成对、右引号后紧跟其他字符或单元格过大 "
+            f"(invalid CSV at row {row}: unbalanced quote, text after a closing quote or a huge cell: {exc})",
+        )
+    return rows, None
+
+
 def _read_csv(text: str) -> tuple[list[_Candidate], list[ImportProblem]]:
     problems: list[ImportProblem] = []
-    try:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(text)))
-    except csv.Error as exc:
-        raise _FileError("", f"CSV 格式错误 (invalid CSV): {exc}") from None
+    rows, broken = _csv_rows(text)
+    if broken is not None:
+        return [], [broken]
     if not rows:
         raise _FileError("", "文件为空，第一行须为列名 (empty file; the first row must be the header)")
     header = _read_header(rows[0], problems)
@@ -714,20 +769,12 @@ def _duplicates(candidates: list[_Candidate]) -> tuple[list[ImportProblem], set[
     return problems, duplicated
 
 
-def _try_create(connection: sa.Connection, info: dict[str, Any], data: dict[str, Any]) -> list[FieldError]:
-    """Create one provider inside the connection's transaction; a refusal rolls that transaction back."""
-    with Session(bind=connection, join_transaction_mode="rollback_only", expire_on_commit=False) as session:
-        session.info.update(info)
-        try:
-            create_provider(session, data=data)
-        except ServiceError as exc:
-            return list(exc.errors)
-        except sa.exc.SQLAlchemyError as exc:
-            session.rollback()
-            return [
-                FieldError("", f"数据库拒绝了这条记录 (the database refused this record): {exc.orig or exc}")
-            ]
-    return []
+def _build(data: dict[str, Any]) -> tuple[Provider | None, list[FieldError]]:
+    """Validate one provider into unsaved objects, or the field errors that refuse it."""
+    try:
+        return build_provider(data=data), []
+    except ServiceError as exc:
+        return None, list(exc.errors)
 
 
 def _validation_data(candidate: _Candidate, duplicate: bool) -> dict[str, Any]:
@@ -743,11 +790,6 @@ def _not_an_object(candidate: _Candidate) -> list[ImportProblem]:
     return [
         ImportProblem(candidate.row, "", "每个供应商须为 JSON 对象 (each provider must be a JSON object)")
     ]
-
-
-def _engine(session: Session) -> sa.Engine:
-    bind = session.get_bind()
-    return bind.engine if isinstance(bind, sa.Connection) else bind
 
 
 def _unknown_datacenters(candidate: _Candidate) -> list[ImportProblem]:
@@ -769,36 +811,76 @@ def _unknown_datacenters(candidate: _Candidate) -> list[ImportProblem]:
     return problems
 
 
-def _apply(
+Progress = Callable[[int, int, str], None]
+
+
+def _no_progress(_done: int, _total: int, _current: str) -> None:
+    return None
+
+
+def _registered_problems(
+    session: Session, candidates: list[_Candidate], built: dict[int, Provider]
+) -> list[ImportProblem]:
+    """Credit codes of the file that the registry already holds (one read, no lock)."""
+    holders = registered_usccs(session, (provider.uscc for provider in built.values() if provider.uscc))
+    problems = []
+    for index, provider in built.items():
+        if provider.uscc in holders:
+            row, where = candidates[index].locate("uscc")
+            problems.append(
+                ImportProblem(
+                    row,
+                    where,
+                    f"统一社会信用代码 {provider.uscc} 已登记在“{holders[provider.uscc]}”名下 "
+                    "(already registered)",
+                )
+            )
+    return problems
+
+
+def _validate_all(
     session: Session,
     candidates: list[_Candidate],
     duplicated: set[int],
     reported: set[tuple[int, str]],
-    *,
-    write: bool,
-) -> tuple[list[ImportProblem], int]:
-    """Create every candidate in one transaction; commit only when all succeed and `write` is set."""
+    progress: Progress,
+) -> tuple[dict[int, Provider], list[ImportProblem]]:
+    """Build every candidate without writing anything; the problems of those that fail."""
     problems: list[ImportProblem] = []
-    with _engine(session).connect() as connection:
-        transaction = connection.begin()
-        for index, candidate in enumerate(candidates):
-            if "__not_an_object__" in candidate.data:
-                problems.extend(_not_an_object(candidate))
-                continue
-            if not transaction.is_active:
-                # An earlier row was refused after touching the database: that work is gone and nothing
-                # will be committed; keep checking the remaining rows in a fresh transaction.
-                transaction = connection.begin()
-            errors = _try_create(
-                connection, dict(session.info), _validation_data(candidate, index in duplicated)
-            )
-            problems.extend(p for p in candidate.problems(errors) if (p.row, p.field) not in reported)
-        if write and not problems and transaction.is_active:
-            transaction.commit()
-            return problems, len(candidates)
-        if transaction.is_active:
-            transaction.rollback()
-    return problems, 0
+    built: dict[int, Provider] = {}
+    step = max(1, len(candidates) // 100)
+    for index, candidate in enumerate(candidates):
+        if index % step == 0:
+            progress(index, len(candidates), candidate.name)
+        if "__not_an_object__" in candidate.data:
+            problems.extend(_not_an_object(candidate))
+            continue
+        provider, errors = _build(_validation_data(candidate, index in duplicated))
+        problems.extend(p for p in candidate.problems(errors) if (p.row, p.field) not in reported)
+        if provider is not None and index not in duplicated:
+            built[index] = provider
+    problems.extend(_registered_problems(session, candidates, built))
+    return built, problems
+
+
+def _write_all(session: Session, providers: list[Provider]) -> list[ImportProblem]:
+    """Store every provider in one short transaction (all or nothing); audited like any other write."""
+    with Session(session.get_bind(), expire_on_commit=False) as writer:
+        writer.info.update(session.info)
+        writer.add_all(providers)
+        try:
+            writer.commit()
+        except sa.exc.IntegrityError as exc:
+            writer.rollback()
+            return [
+                ImportProblem(
+                    0,
+                    "",
+                    "写入时与已有数据冲突（可能有人同时登记了同一家供应商），没有导入任何数据 "
+                    f"(conflicts with data stored meanwhile; nothing was imported): {exc.orig}",
+                )
+            ]
+    return []
 
 
 def import_provider_dicts(
@@ -816,29 +898,41 @@ def _import(
     *,
     format: str,
     dry_run: bool,
+    progress: Progress = _no_progress,
 ) -> ImportReport:
+    """Check everything first (reads only), then write all in one short transaction, or nothing."""
     report = ImportReport(format=format, dry_run=dry_run, providers=len(candidates))
     report.names = [candidate.name for candidate in candidates]
     duplicate_problems, duplicated = _duplicates(candidates)
     problems = problems + duplicate_problems
     for candidate in candidates:
         problems.extend(_unknown_datacenters(candidate))
-    write = not dry_run and not problems
     reported = {(problem.row, problem.field) for problem in problems}
-    row_problems, created = _apply(session, candidates, duplicated, reported, write=write)
-    report.problems = sorted(problems + row_problems, key=lambda p: p.row)
-    report.created = created
+    built, row_problems = _validate_all(session, candidates, duplicated, reported, progress)
+    problems = sorted(problems + row_problems, key=lambda p: p.row)
+    if not dry_run and not problems and built:
+        progress(len(candidates), len(candidates), "写入数据库 (writing)")
+        problems = _write_all(session, list(built.values()))
+        report.created = 0 if problems else len(built)
+    report.problems = problems
     if not candidates and not report.problems:
         report.problems = [ImportProblem(0, "providers", "文件中没有供应商 (the file holds no providers)")]
     return report
 
 
 def import_providers(
-    session: Session, *, data: bytes | str, format: str, dry_run: bool = False
+    session: Session,
+    *,
+    data: bytes | str,
+    format: str,
+    dry_run: bool = False,
+    progress: Progress = _no_progress,
 ) -> ImportReport:
     """Validate every provider in a JSON or CSV file, then write all of them in one transaction or none.
 
-    `session` supplies the database and the audit actor; it should have no uncommitted changes.
+    `session` supplies the database and the audit actor. Checking takes no write lock (a dry run never
+    writes); the write is one transaction at the end. `progress(done, total, current)` is called as the
+    rows are checked.
     """
     _check_format(format)
     try:
@@ -851,4 +945,4 @@ def import_providers(
         return ImportReport(
             format=format, dry_run=dry_run, problems=[ImportProblem(0, exc.field, exc.message)]
         )
-    return _import(session, candidates, problems, format=format, dry_run=dry_run)
+    return _import(session, candidates, problems, format=format, dry_run=dry_run, progress=progress)

@@ -5,14 +5,17 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from flask import Response, abort, render_template, request
+from flask import Response, abort, current_app, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
+from app import jobs
 from app.auth import has_role, role_required
 from app.db import get_session
 from app.models.enums import Role
+from app.services.errors import NotFound
+from app.services.import_jobs import IMPORT_KIND, import_report, start_import
 from app.services.transfer import (
     FORMATS,
     MEDIA_TYPES,
@@ -23,6 +26,7 @@ from app.services.transfer import (
     import_providers,
 )
 from app.web import bp
+from app.web.jobs import job_link, job_view
 from app.web.nav import nav_item
 
 # Problems shown on the page at most; the rest are counted.
@@ -46,11 +50,37 @@ def _page(report: ImportReport | None = None, status: int = 200, **context: Any)
 nav_item("web.transfer", _l("导入/导出"), order=80)
 
 
+job_link(IMPORT_KIND, lambda job: url_for("web.transfer", job=job.id))
+
+
+def _import_job(job_id: str) -> Any:
+    """The import job named by ?job=, or 404."""
+    if not job_id.isdigit() or len(job_id) > 18:
+        abort(404)
+    try:
+        job = jobs.get_job(get_session(), job_id=int(job_id))
+    except NotFound:
+        abort(404)
+    if job.kind != IMPORT_KIND:
+        abort(404)
+    return job
+
+
 @bp.get("/transfer", endpoint="transfer")
 @role_required(Role.viewer)
 def transfer_page() -> Any:
-    """Export links for everyone, the upload form for analysts."""
-    return _page()
+    """Export links for everyone, the upload form for analysts; ?job= shows a background import."""
+    job_id = request.args.get("job")
+    if job_id is None:
+        return _page()
+    job = _import_job(job_id)
+    report = import_report(job)
+    return _page(
+        report,
+        dry_run=job.params.get("dry_run", False),
+        filename=job.params.get("filename"),
+        import_job=job_view(job),
+    )
 
 
 def _refused(field: str, message: str, dry_run: bool) -> Any:
@@ -69,7 +99,19 @@ def transfer_import() -> Any:
     chosen = request.form.get("format") or format_for_filename(upload.filename)
     if chosen not in FORMATS:
         return _refused("format", _("无法从文件名判断格式，请选择 JSON 或 CSV"), dry_run)
-    report = import_providers(get_session(), data=upload.read(), format=chosen, dry_run=dry_run)
+    data = upload.read()
+    settings = current_app.config["GPUVET_SETTINGS"]
+    if len(data) > current_app.config.get("IMPORT_INLINE_MAX_BYTES", settings.import_inline_max_bytes):
+        job = start_import(
+            get_session(),
+            data=data,
+            filename=upload.filename,
+            format=chosen,
+            dry_run=dry_run,
+            user=current_user,
+        )
+        return redirect(url_for("web.transfer", job=job.id), 303)
+    report = import_providers(get_session(), data=data, format=chosen, dry_run=dry_run)
     return _page(report, 200 if report.ok else 422, dry_run=dry_run, filename=upload.filename)
 
 
