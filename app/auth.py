@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from flask import Flask, abort, g
+from flask import Flask, abort, g, session
 from flask_login import LoginManager, current_user
 
 from app.db import get_session
@@ -26,13 +26,21 @@ def act_as(user: User) -> None:
     set_actor(get_session(), user_id=user.id, name=user.username)
 
 
+SESSION_VERSION_KEY = "_sv"
+
+
+def remember_session_version(user: User) -> None:
+    """Store the user's session version in the login session; raising it on the server ends this session."""
+    session[SESSION_VERSION_KEY] = user.session_version
+
+
 @login_manager.user_loader
 def _load_user(user_id: str) -> User | None:
     user = get_session().get(User, int(user_id)) if user_id.isdigit() else None
-    if user is not None and user.active:
-        act_as(user)
-        return user
-    return None
+    if user is None or not user.active or session.get(SESSION_VERSION_KEY) != user.session_version:
+        return None
+    act_as(user)
+    return user
 
 
 def has_role(user: Any, role: Role) -> bool:

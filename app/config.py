@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import os
 import re
 import secrets
+import stat
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,6 +17,42 @@ from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def _tighten(path: Path, mode: int) -> None:
+    """Take group and other permissions off `path` (best effort: a folder we do not own stays as is)."""
+    with contextlib.suppress(OSError):
+        if stat.S_IMODE(path.stat().st_mode) & 0o077:
+            path.chmod(mode)
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and its parents) if missing; `path` itself is made 0700 (it holds data and secrets)."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    _tighten(path, PRIVATE_DIR_MODE)
+    return path
+
+
+def read_or_create_secret(path: Path, generate: Callable[[], bytes]) -> bytes:
+    """The bytes of secret file `path`, created 0600 from generate() when missing.
+
+    The file is written under a temporary name (created 0600) and linked into place, so no reader ever
+    sees it half-written or readable by others, and of two processes creating it at once one wins.
+    """
+    if not path.exists():
+        private_dir(path.parent)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(generate())
+            with contextlib.suppress(FileExistsError):
+                os.link(temporary, path)
+        finally:
+            os.unlink(temporary)
+    _tighten(path, PRIVATE_FILE_MODE)
+    return path.read_bytes()
 
 
 class Settings(BaseSettings):
@@ -34,12 +75,22 @@ class Settings(BaseSettings):
     jobs_immediate: bool = Field(default=False, alias="GPUVET_JOBS_IMMEDIATE")
     jobs_workers: int = Field(default=2, ge=1, le=64, alias="GPUVET_JOBS_WORKERS")
     jobs_heartbeat_s: float = Field(default=10.0, gt=0, le=3600, alias="GPUVET_JOBS_HEARTBEAT_S")
+    # Import files larger than this are checked and written by a background job, with progress.
+    import_inline_max_bytes: int = Field(
+        default=256 * 1024, ge=0, le=1024 * 1024 * 1024, alias="GPUVET_IMPORT_INLINE_MAX_BYTES"
+    )
     # Trial-server credentials are encrypted with this Fernet key (urlsafe base64, 32 bytes); unset:
     # one generated once into instance/trial_secret.key.
     trial_secret_key: str | None = Field(default=None, alias="GPUVET_TRIAL_SECRET_KEY")
+    # Trial-server SSH (host key fetch, connection test, runs) and peer addresses: comma-separated CIDRs
+    # admitting otherwise refused loopback, link-local and private addresses (as for the scraper).
+    trial_allow_cidrs: Annotated[tuple[str, ...], NoDecode] = Field(
+        default=(), alias="GPUVET_TRIAL_ALLOW_CIDRS"
+    )
 
     # Outbound HTTP (scrapers/http.py). Allow-lists are comma-separated; they admit otherwise refused
-    # private/loopback addresses (CIDRs) or trusted host names ("*.example.cn" matches subdomains).
+    # private/loopback addresses (CIDRs) or trusted host names ("*.example.cn" matches subdomains). A host
+    # name admits private addresses only, on ports 80/443 unless given as "host:port" (scrapers/addresses.py).
     fetch_allow_cidrs: Annotated[tuple[str, ...], NoDecode] = Field(
         default=(), alias="GPUVET_FETCH_ALLOW_CIDRS"
     )
@@ -65,14 +116,14 @@ class Settings(BaseSettings):
     # Wrong captcha answers per lookup before it stops (the ICP system locks a uuid after six).
     lookup_max_failures: int = Field(default=3, ge=1, le=5, alias="GPUVET_LOOKUP_MAX_FAILURES")
 
-    @field_validator("fetch_allow_cidrs", "fetch_allow_hosts", mode="before")
+    @field_validator("fetch_allow_cidrs", "fetch_allow_hosts", "trial_allow_cidrs", mode="before")
     @classmethod
     def _comma_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(part for part in re.split(r"[,\s]+", value) if part)
         return value
 
-    @field_validator("fetch_allow_cidrs")
+    @field_validator("fetch_allow_cidrs", "trial_allow_cidrs")
     @classmethod
     def _cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         for cidr in value:
@@ -80,6 +131,14 @@ class Settings(BaseSettings):
                 ipaddress.ip_network(cidr, strict=False)
             except ValueError:
                 raise ValueError(f"{cidr!r} 不是 CIDR 网段，如 10.0.0.0/8 (not a CIDR network)") from None
+        return value
+
+    @field_validator("fetch_allow_hosts")
+    @classmethod
+    def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        from scrapers.addresses import parse_host_entries
+
+        parse_host_entries(value)
         return value
 
     def resolved_database_url(self) -> str:
@@ -93,8 +152,4 @@ class Settings(BaseSettings):
         if self.secret_key:
             return self.secret_key
         key_file = self.instance_path / "secret_key"
-        if not key_file.exists():
-            self.instance_path.mkdir(parents=True, exist_ok=True)
-            key_file.write_text(secrets.token_urlsafe(48))
-            key_file.chmod(0o600)
-        return key_file.read_text().strip()
+        return read_or_create_secret(key_file, lambda: secrets.token_urlsafe(48).encode()).decode().strip()

@@ -7,8 +7,9 @@ from typing import Any
 
 from flask import Flask, jsonify, make_response, render_template, request
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
+from app.guards import route_exists
 from app.services.errors import ServiceError
 
 logger = logging.getLogger(__name__)
@@ -21,7 +22,9 @@ MESSAGES = {
     405: "不支持此请求方法 (method not allowed)",
     409: "与已保存的数据冲突 (conflict)",
     413: "上传内容过大 (payload too large)",
+    414: "网址过长 (URI too long)",
     422: "输入有误 (invalid input)",
+    431: "请求头过大 (request header fields too large)",
     500: "服务器内部错误 (internal error)",
 }
 
@@ -43,6 +46,8 @@ def _service_error(exc: ServiceError) -> Any:
 
 
 def _http_error(exc: HTTPException) -> Any:
+    if isinstance(exc, MethodNotAllowed) and not route_exists():
+        exc = NotFound()
     status = exc.code or 500
     message = MESSAGES.get(status, exc.description or exc.name)
     response = make_response(error_response(status, [{"field": "", "message": message}]))

@@ -25,14 +25,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
-from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey
 from sqlmodel import Session, col, select
 
 from app.models.jobs import FINAL_STATES, Job, JobState
 from app.services.errors import Conflict, InvalidInput, NotFound, ServiceError
+
+if TYPE_CHECKING:
+    from huey import Huey
 
 logger = logging.getLogger(__name__)
 
@@ -152,7 +154,12 @@ def _actor(user: Any, session: Session) -> tuple[int | None, str]:
 
 # ---------------------------------------------------------------- the queue (per Flask app)
 def make_huey(app: Any) -> Huey:
-    """Build the app's Huey: inline when immediate, Redis when REDIS_URL is set, else SQLite."""
+    """Build the app's Huey: inline when immediate, Redis when REDIS_URL is set, else SQLite (0600)."""
+    from huey import MemoryHuey, RedisHuey, SqliteHuey  # imports redis and psycopg: only where used
+
+    from app.config import private_dir
+    from app.db import get_engine, private_sqlite_file
+
     settings = app.config["GPUVET_SETTINGS"]
     immediate = bool(app.config.get("JOBS_IMMEDIATE", settings.jobs_immediate))
     if immediate:
@@ -160,10 +167,10 @@ def make_huey(app: Any) -> Huey:
     elif settings.redis_url:
         huey = RedisHuey("gpuvet", url=settings.redis_url, results=False)
     else:
-        settings.instance_path.mkdir(parents=True, exist_ok=True)
-        filename = str(settings.instance_path / QUEUE_FILE)
+        filename = str(private_dir(settings.instance_path) / QUEUE_FILE)
+        private_sqlite_file(f"sqlite:///{filename}")
         huey = SqliteHuey("gpuvet", filename=filename, results=False, timeout=30)
-    engine = app.extensions["gpuvet.engine"]
+    engine = get_engine(app)
     heartbeat = settings.jobs_heartbeat_s
 
     @huey.task(name=TASK_NAME)

@@ -10,6 +10,7 @@ import threading
 from datetime import timedelta
 from typing import Any
 
+from app.db import get_engine
 from app.jobs import get_huey, load_kinds, recover_jobs
 
 logger = logging.getLogger(__name__)
@@ -24,7 +25,7 @@ class _Sweeper(threading.Thread):
         self.stopped = threading.Event()
 
     def run(self) -> None:
-        engine = self.app.extensions["gpuvet.engine"]
+        engine = get_engine(self.app)
         while not self.stopped.wait(self.interval):
             try:
                 with self.app.app_context():
@@ -35,6 +36,8 @@ class _Sweeper(threading.Thread):
 
 def run_worker(app: Any, *, workers: int | None = None) -> None:
     """Recover interrupted jobs, then consume the queue until stopped (SIGINT waits for running jobs)."""
+    if hasattr(app, "finish_setup"):  # jobs may build URLs or render pages like a request would
+        app.finish_setup()
     settings = app.config["GPUVET_SETTINGS"]
     heartbeat = settings.jobs_heartbeat_s
     stale_after = timedelta(seconds=heartbeat * 4)
@@ -43,7 +46,7 @@ def run_worker(app: Any, *, workers: int | None = None) -> None:
     if huey.immediate:
         raise RuntimeError("jobs run inline (GPUVET_JOBS_IMMEDIATE); no worker is needed")
     with app.app_context():
-        recover_jobs(app.extensions["gpuvet.engine"], app=app, stale_after=stale_after)
+        recover_jobs(get_engine(app), app=app, stale_after=stale_after)
     sweeper = _Sweeper(app, heartbeat * 2, stale_after)
     sweeper.start()
     consumer = huey.create_consumer(workers=workers or settings.jobs_workers, worker_type="thread")

@@ -4,6 +4,9 @@ Every command is an argv list, joined with shlex quoting, so no caller-supplied 
 unquoted. Every command has a timeout (enforced on the server with coreutils `timeout` when it is there,
 and always locally) and an output cap. Host keys are pinned by SHA256 fingerprint: an unknown key is
 refused with its fingerprint so that an analyst can confirm and pin it; a changed key is refused loudly.
+
+paramiko (and the cryptography it loads) is imported inside the functions that open SSH connections, so
+parsers, probes and the app's other commands do not pay for it.
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import IO, Protocol, Self
+from typing import IO, TYPE_CHECKING, Protocol, Self
 
-import paramiko
+if TYPE_CHECKING:
+    import paramiko
 
 log = logging.getLogger(__name__)
 
@@ -270,8 +274,12 @@ class SSHTarget:
     connect_timeout: float = 10.0
 
 
-class _PinnedKeyPolicy(paramiko.MissingHostKeyPolicy):
-    """Accept only the pinned fingerprint; we never consult known_hosts files."""
+class _PinnedKeyPolicy:
+    """Accept only the pinned fingerprint; we never consult known_hosts files.
+
+    A paramiko missing-host-key policy: paramiko only calls missing_host_key, so this need not subclass
+    paramiko.MissingHostKeyPolicy (which would import paramiko with this module).
+    """
 
     def __init__(self, target: SSHTarget) -> None:
         self.target = target
@@ -291,6 +299,8 @@ class _PinnedKeyPolicy(paramiko.MissingHostKeyPolicy):
 
 def load_private_key(text: str, passphrase: str | None = None) -> paramiko.PKey:
     """Load an Ed25519, ECDSA or RSA private key from its text; InvalidKey when none fits."""
+    import paramiko
+
     reasons = []
     for key_class in (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey):
         try:
@@ -304,6 +314,8 @@ def load_private_key(text: str, passphrase: str | None = None) -> paramiko.PKey:
 
 def _connect_error(exc: BaseException, target: SSHTarget) -> SSHError:
     """Translate socket and paramiko errors into the SSHError an analyst can act on."""
+    import paramiko
+
     where = f"{target.host}:{target.port}"
     kw = {"host": target.host, "port": target.port}
     if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError):
@@ -356,6 +368,8 @@ class SSHRunner(BaseRunner):
     # -- connection
     def connect(self) -> Self:
         """Open the connection and authenticate; raises an SSHError subclass on any failure."""
+        import paramiko
+
         target = self.target
         pkey = load_private_key(target.private_key, target.passphrase) if target.private_key else None
         if pkey is None and target.password is None:
@@ -446,6 +460,8 @@ class SSHRunner(BaseRunner):
             self._remote_timeout = wrapped
 
     def _exec(self, argv: Sequence[str], timeout: float, max_output: int) -> CommandResult:
+        import paramiko
+
         transport = self._client.get_transport() if self._client else None
         if transport is None or not transport.is_active():
             raise Disconnected(f"not connected to {self.host}", host=self.host, port=self.target.port)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
-import ipaddress
 import logging
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -34,6 +33,8 @@ from urllib3.util import connection as urllib3_connection
 from urllib3.util.retry import Retry
 
 from scrapers import charset
+from scrapers.addresses import AddressPolicy, AddressRefused, ResolveFailed
+from scrapers.addresses import block_reason as block_reason  # re-exported for callers and tests
 
 logger = logging.getLogger(__name__)
 
@@ -155,76 +156,23 @@ class FetchResult:
 
 
 # ------------------------------------------------------------------------------------------------ SSRF guard
-_BLOCK_REASONS: tuple[tuple[str, str, str], ...] = (
-    ("is_unspecified", "未指定地址", "unspecified"),
-    ("is_loopback", "回环地址", "loopback"),
-    ("is_link_local", "链路本地地址", "link-local"),
-    ("is_multicast", "组播地址", "multicast"),
-    ("is_private", "内网地址", "private"),
-    ("is_reserved", "保留地址", "reserved"),
-)
+class AddressGuard(AddressPolicy):
+    """The shared address policy (scrapers/addresses.py), raising FetchErrors for the HTTP client."""
 
-
-def block_reason(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> tuple[str, str] | None:
-    """Return (zh, en) naming why an address is not public, or None for a public address."""
-    mapped = getattr(address, "ipv4_mapped", None)
-    if mapped is not None:
-        address = mapped
-    for attribute, zh, en in _BLOCK_REASONS:
-        if getattr(address, attribute):
-            return zh, en
-    if not address.is_global:
-        return "非公网地址", "not globally routable"
-    return None
-
-
-class AddressGuard:
-    """Resolves host names and refuses non-public addresses unless the allow-list admits them."""
-
-    def __init__(self, allow_cidrs: Iterable[str] = (), allow_hosts: Iterable[str] = ()) -> None:
-        self.allow_networks = tuple(ipaddress.ip_network(cidr, strict=False) for cidr in allow_cidrs)
-        self.allow_hosts = frozenset(host.lower().rstrip(".") for host in allow_hosts)
-
-    def host_allowed(self, host: str) -> bool:
-        """True when the host name itself is on the allow-list (exact or '*.suffix')."""
-        host = host.lower().rstrip(".")
-        if host in self.allow_hosts:
-            return True
-        return any(entry.startswith("*.") and host.endswith(entry[1:]) for entry in self.allow_hosts if entry)
-
-    def check_address(self, host: str, address: str) -> None:
-        """Raise BlockedAddress unless the address is public, allow-listed, or the host is trusted."""
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-        reason = block_reason(ip)
-        if reason is None or self.host_allowed(host):
-            return
-        if any(ip in network for network in self.allow_networks):
-            return
-        zh, en = reason
-        raise BlockedAddress(
-            f"{host} 解析到 {ip}（{zh}），出于安全原因拒绝访问；如确需访问，请在设置中加入允许列表 "
-            f"({host} resolves to {ip}, a {en} address; refused by the SSRF guard unless allow-listed)",
-            url=host,
-        )
-
-    def resolve(self, host: str, port: int) -> list[tuple[int, tuple[Any, ...]]]:
-        """Resolve host once and return (family, sockaddr) pairs, all checked; raise if any is blocked."""
-        host = host.strip("[]")
+    def check_address(self, host: str, address: str, port: int) -> None:
+        """Raise BlockedAddress unless `address` on `port` is admitted for `host`."""
         try:
-            infos = socket.getaddrinfo(
-                host, port, urllib3_connection.allowed_gai_family(), socket.SOCK_STREAM
-            )
-        except socket.gaierror as exc:
-            raise ConnectionFailed(
-                f"无法解析域名 {host} (cannot resolve host name {host}: {exc})", url=host
-            ) from exc
-        if not infos:
-            raise ConnectionFailed(f"域名 {host} 没有地址 (host {host} has no address)", url=host)
-        checked = []
-        for family, _type, _proto, _name, sockaddr in infos:
-            self.check_address(host, sockaddr[0])
-            checked.append((family, sockaddr))
-        return checked
+            super().check_address(host, address, port)
+        except AddressRefused as exc:
+            raise BlockedAddress(exc.message, url=host) from None
+
+    def resolve(self, host: str, port: int, family: int | None = None) -> list[tuple[int, tuple[Any, ...]]]:
+        """Resolve host once and return (family, sockaddr) pairs, all checked; raise if any is blocked."""
+        chosen = urllib3_connection.allowed_gai_family() if family is None else family
+        try:
+            return super().resolve(host, port, chosen)
+        except ResolveFailed as exc:
+            raise ConnectionFailed(exc.message, url=exc.host) from exc
 
 
 # A fetch in progress: the sockets it uses, so a watchdog can cut off a response that drips too slowly.

@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 with_tests=0
 [[ "${1:-}" == "--test" ]] && with_tests=1
 
-apt_packages=(iperf3 fio openssh-server iputils-ping iproute2 util-linux procps fonts-wqy-microhei poppler-utils
-  libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 postgresql redis-server)
+apt_packages=(python3-venv iperf3 fio openssh-server iputils-ping iproute2 util-linux procps fonts-wqy-microhei
+  poppler-utils libpango-1.0-0 libpangoft2-1.0-0 libharfbuzz-subset0 postgresql redis-server)
 ((with_tests)) && apt_packages+=(chromium)
 
 missing=()

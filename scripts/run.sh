@@ -11,10 +11,13 @@ echo "==> database"
 $flask db upgrade
 $flask demo load --if-empty
 
-admin_file=instance/admin-password
+# The instance folder is the app's (GPUVET_INSTANCE_PATH, default ./instance; app/config.py): private.
+instance_dir=${GPUVET_INSTANCE_PATH:-instance}
+mkdir -p -m 700 "$instance_dir"
+admin_file=$instance_dir/admin-password
 if [[ ! -s $admin_file ]]; then
-  .venv/bin/python -c "import secrets; print(secrets.token_urlsafe(12))" > "$admin_file"
-  chmod 600 "$admin_file"
+  # umask 077: the file is never readable by others, not even before a chmod.
+  (umask 077 && .venv/bin/python -c "import secrets; print(secrets.token_urlsafe(12))" > "$admin_file")
   $flask users create admin --role admin --password-stdin < "$admin_file"
 fi
 echo
@@ -26,4 +29,4 @@ echo
 $flask worker &
 worker_pid=$!
 trap 'kill -INT "$worker_pid" 2>/dev/null || true; wait "$worker_pid" 2>/dev/null || true' EXIT
-.venv/bin/gunicorn --bind 127.0.0.1:5000 --workers 2 --access-logfile - wsgi:app
+.venv/bin/gunicorn -c gunicorn.conf.py --bind 127.0.0.1:5000 --workers 2 --access-logfile - wsgi:app

@@ -6,7 +6,8 @@ bash scripts/install.sh --test
 
 export GPUVET_TEST_POSTGRES_URL
 GPUVET_TEST_POSTGRES_URL=$(bash scripts/postgres.sh)
-export GPUVET_REQUIRE_POSTGRES=1
+# A test whose tool (PostgreSQL, Redis, poppler, ip netns, sshd, Chromium) is missing fails, never skips.
+export GPUVET_REQUIRE_POSTGRES=1 GPUVET_REQUIRE_TOOLS=1
 export PLAYWRIGHT_BROWSERS_PATH=0 PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
 echo "==> ruff"

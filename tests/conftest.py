@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 import sqlalchemy as sa
@@ -27,9 +28,26 @@ def postgres_url() -> str | None:
     return os.environ.get("GPUVET_TEST_POSTGRES_URL")
 
 
+# Set by scripts/test.sh (GPUVET_REQUIRE_TOOLS, GPUVET_REQUIRE_POSTGRES) and by CI systems (CI): every
+# tool the tests need (PostgreSQL, Redis, poppler, `ip netns`, sshd as root, Chromium) must be there.
+REQUIRE_TOOLS_VARIABLES = ("CI", "GPUVET_REQUIRE_TOOLS", "GPUVET_REQUIRE_POSTGRES")
+
+
+def require_tools() -> bool:
+    """In CI (or when asked), a test whose tool is missing fails instead of skipping."""
+    return any(os.environ.get(name) for name in REQUIRE_TOOLS_VARIABLES)
+
+
 def require_postgres() -> bool:
     """In CI (or when asked), a missing PostgreSQL fails instead of skipping."""
-    return bool(os.environ.get("CI") or os.environ.get("GPUVET_REQUIRE_POSTGRES"))
+    return require_tools()
+
+
+def missing_tool(message: str) -> NoReturn:
+    """A tool this test needs is missing: fail where tools are required (CI, scripts/test.sh), else skip."""
+    if require_tools():
+        pytest.fail(f"{message} (required: {' / '.join(REQUIRE_TOOLS_VARIABLES)} is set)", pytrace=False)
+    pytest.skip(message)
 
 
 def _backend_url(backend: str, tmp_path_factory: pytest.TempPathFactory) -> str:
@@ -37,10 +55,7 @@ def _backend_url(backend: str, tmp_path_factory: pytest.TempPathFactory) -> str:
         return f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'test.sqlite3'}"
     url = postgres_url()
     if not url:
-        message = "GPUVET_TEST_POSTGRES_URL is not set (the README's test command starts PostgreSQL)"
-        if require_postgres():
-            pytest.fail(message)
-        pytest.skip(message)
+        missing_tool("GPUVET_TEST_POSTGRES_URL is not set (the README's test command starts PostgreSQL)")
     return url
 
 

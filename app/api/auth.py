@@ -37,8 +37,8 @@ def bearer_user() -> User:
     user = user_for_token(get_session(), token=token)
     if user is None:
         raise _unauthorized(
-            "API 令牌无效或账户已停用，请用 `flask users token` 重新生成 "
-            "(token unknown, revoked or user inactive)",
+            "API 令牌无效、已过期、已吊销或账户已停用，请用 `flask users token` 重新生成 "
+            "(token unknown, expired, revoked or user inactive)",
             invalid=True,
         )
     return user

@@ -8,6 +8,7 @@ from typing import Any
 from flask import request
 
 from app.api.errors import ApiError
+from app.limits import MAX_ID, depth_message, parse_id, too_deep
 from app.services.errors import FieldError, field_path
 
 # A provider with every nested record is a few kilobytes; anything near this is a mistake or abuse.
@@ -57,9 +58,14 @@ def json_object() -> dict[str, Any]:
             f"JSON 格式错误：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg} "
             f"(malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg})"
         ) from None
-    except (ValueError, RecursionError) as exc:
-        # Bad UTF-8, NaN/Infinity, numbers with too many digits, absurd nesting.
+    except RecursionError:
+        raise _bad_request(depth_message()) from None
+    except ValueError as exc:
+        # Bad UTF-8, NaN/Infinity, numbers with too many digits.
         raise _bad_request(f"JSON 无法解析 (malformed JSON: {exc})") from None
+    deep = too_deep(data)
+    if deep is not None:
+        raise ApiError(400, [FieldError(field_path(deep), depth_message())])
     if not isinstance(data, dict):
         raise _bad_request(
             f"请求体须为 JSON 对象，收到的是 {type(data).__name__} (the body must be a JSON object)"
@@ -70,6 +76,11 @@ def json_object() -> dict[str, Any]:
             422, [FieldError(name, "不能包含空字符 NUL (must not contain NUL characters)") for name in nul]
         )
     return data
+
+
+def _is_version(value: str) -> bool:
+    """Digits naming a version from 1 to MAX_ID (short enough for int(), which refuses 4,301 digits)."""
+    return parse_id(value) is not None
 
 
 def if_match_version() -> str | None:
@@ -90,9 +101,15 @@ def if_match_version() -> str | None:
             ],
         )
     value = next(iter(values))
-    if not (value.isascii() and value.isdigit()):
+    if not _is_version(value):
         raise ApiError(
             422,
-            [FieldError("If-Match", f'版本号须为整数，如 "3" (version must be an integer, got "{value}")')],
+            [
+                FieldError(
+                    "If-Match",
+                    f'版本号须为 1-{MAX_ID} 的整数，如 "3" '
+                    f'(version must be an integer from 1 to {MAX_ID}, got "{value[:20]}")',
+                )
+            ],
         )
     return value

@@ -46,6 +46,7 @@ RESPONSE_HEADERS = {
 
 TAGS = [
     {"name": "providers", "description": "GPU 算力供应商登记 (provider registry)"},
+    {"name": "tokens", "description": "API 令牌：列出与吊销 (list and revoke API tokens)"},
     {"name": "meta", "description": "本文档 (this document)"},
 ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from flask import Response, jsonify, request, url_for
+from flask import Response, g, jsonify, request, url_for
 
 from app.api import bp
 from app.api.body import if_match_version as _if_match
@@ -13,6 +13,7 @@ from app.api.body import json_object
 from app.api.errors import ApiError
 from app.api.routing import MAX_ID, api_route
 from app.api.schemas import AuditEntryList, AuditEntryPublic, DeleteParams, ProviderListParams
+from app.auth import has_role
 from app.db import get_session
 from app.models import Provider
 from app.models.enums import Role
@@ -109,6 +110,36 @@ def get_provider(provider_id: int) -> Response:
     return _provider_response(svc.get_provider(get_session(), provider_id=provider_id))
 
 
+def _given_id(item: Any) -> int | None:
+    value = item.get("id") if isinstance(item, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _require_admin_to_remove(provider_id: int, patch: dict[str, Any]) -> None:
+    """Deleting nested records is for admins (README "Roles"): a list leaving one out needs that role."""
+    if has_role(g.api_user, Role.admin):
+        return
+    provider = svc.get_provider(get_session(), provider_id=provider_id)
+    errors = []
+    for collection in svc.CHILD_ORDER:
+        items = patch.get(collection)
+        if not isinstance(items, list):
+            continue
+        kept = {_given_id(item) for item in items}
+        dropped = sorted(record.id for record in getattr(provider, collection) if record.id not in kept)
+        if dropped:
+            errors.append(
+                FieldError(
+                    collection,
+                    f"此列表会删除已有记录 {dropped}，删除需要 admin 角色；请在列表中保留它们（带 id）"
+                    f" (this list would delete existing records {dropped}; deleting needs the admin role:"
+                    " keep them in the list with their id)",
+                )
+            )
+    if errors:
+        raise ApiError(403, errors)
+
+
 @api_route(
     bp,
     ONE,
@@ -125,9 +156,11 @@ def update_provider(provider_id: int) -> Response:
     """Give only the fields to change plus "version" (or If-Match).
 
     A nested list replaces that collection, and an item with an existing "id" changes only the fields it
-    gives. A stale version is refused with 409.
+    gives; leaving out an existing record deletes it, which needs the admin role (403 otherwise). A stale
+    version is refused with 409.
     """
     patch = json_object()
+    _require_admin_to_remove(provider_id, patch)
     header = _if_match()
     if patch.get("version") is None:
         if header is None:

@@ -13,11 +13,10 @@ from pydantic import BaseModel
 
 from app.api.auth import authenticate
 from app.api.errors import ApiError
+from app.limits import MAX_ID as MAX_ID  # re-exported for the route modules
 from app.models.enums import Role
 from app.services.errors import FieldError
 
-# Every id is an INTEGER column: larger numbers cannot exist, and SQLite refuses to bind them.
-MAX_ID = 2**31 - 1
 _PARAM = re.compile(r"<(?:(?P<converter>\w+)(?:\((?P<args>[^)]*)\))?:)?(?P<name>\w+)>")
 
 

@@ -158,7 +158,10 @@ def list_trial_servers(provider_id: int) -> Response:
 def create_trial_server(provider_id: int) -> Response:
     """Key or password is encrypted at rest; give host_key_fingerprint (SHA256:...) to pin it at once."""
     session = get_session()
-    server = trials.create_server(session, provider_id=provider_id, data=json_object(), cipher=_cipher())
+    policy = trials.address_policy(current_app.config["GPUVET_SETTINGS"])
+    server = trials.create_server(
+        session, provider_id=provider_id, data=json_object(), cipher=_cipher(), policy=policy
+    )
     response = jsonify(trials.server_public(server))
     response.status_code = 201
     response.headers["Location"] = url_for("api.get_trial_server", server_id=server.id)

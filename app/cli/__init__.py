@@ -1,4 +1,8 @@
-"""Flask CLI command groups; every AppGroup defined in a module of this package is registered."""
+"""Flask CLI command groups; every AppGroup defined in a module of this package is registered.
+
+Every `flask` command imports all of these modules, so they import models, services and heavy libraries
+inside their commands (tests/test_startup.py checks that `flask vet identify` and `--help` stay light).
+"""
 
 from __future__ import annotations
 

@@ -8,10 +8,15 @@ from datetime import date
 import click
 from flask.cli import AppGroup, with_appcontext
 
-from app.advice.answers import validate_answers
 from app.cli.common import cli_session, fail, print_json
-from app.services import cases
-from app.services.errors import InvalidInput, ServiceError
+from app.limits import depth_message, too_deep
+
+
+def _unreadable(exc: Exception) -> str:
+    """The message for JSON that parses into nothing usable (too deep, or a number of 4,301+ digits)."""
+    if isinstance(exc, RecursionError):
+        return depth_message()
+    return f"JSON 无法解析 (malformed JSON: {exc})"
 
 
 @click.group(
@@ -35,6 +40,10 @@ from app.services.errors import InvalidInput, ServiceError
 @with_appcontext
 def advise_group(answers_file: click.utils.LazyFile, top: int | None, today: object) -> None:
     """Print {requirements, offers, checklist, faq, ...} as JSON; bad answers exit 1 naming each field."""
+    from app.advice.answers import validate_answers
+    from app.services import cases
+    from app.services.errors import InvalidInput, ServiceError, field_path
+
     try:
         data = json.load(answers_file)
     except json.JSONDecodeError as exc:
@@ -45,6 +54,13 @@ def advise_group(answers_file: click.utils.LazyFile, top: int | None, today: obj
                 field="",
             )
         )
+        return
+    except (RecursionError, ValueError) as exc:  # absurd nesting, integers of over 4,300 digits
+        fail(InvalidInput(_unreadable(exc), field=""))
+        return
+    deep = too_deep(data)
+    if deep is not None:
+        fail(InvalidInput(depth_message(), field=field_path(deep)))
         return
     day = today.date() if today is not None else date.today()  # type: ignore[attr-defined]
     with cli_session() as session:

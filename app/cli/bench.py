@@ -4,30 +4,42 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from app.cli.common import cli_session, fail, print_json
-from app.services import bench_runs
+from app.cli.common import RECORD_ID, LazyChoice, cli_session, fail, print_json
 from app.services.errors import InvalidInput, ServiceError
-from app.services.trials import cipher_from_settings
-from benchmarks.probes import PARSERS, load_probes
-from benchmarks.sample import ParseError
-from benchmarks.suites import SUITES, Progress
+
+if TYPE_CHECKING:
+    from benchmarks.suites import Progress
 
 bench_group = AppGroup("bench", help="Trial-server benchmarks: parse tool outputs, run suites.")
 
-load_probes()
+
+def _tools() -> list[str]:
+    from benchmarks.probes import PARSERS, load_probes
+
+    load_probes()
+    return sorted(PARSERS)
+
+
+def _suites() -> list[str]:
+    from benchmarks.suites import SUITES
+
+    return sorted(SUITES)
 
 
 @bench_group.command("parse")
-@click.argument("tool", type=click.Choice(sorted(PARSERS)))
+@click.argument("tool", type=LazyChoice(_tools))
 @click.argument("file", type=click.File("r", encoding="utf-8", errors="replace"))
 def parse_command(tool: str, file: Any) -> None:
     """Parse FILE (a saved output of TOOL; - for stdin) and print its samples as a JSON list."""
+    from benchmarks.probes import PARSERS
+    from benchmarks.sample import ParseError
+
     try:
         samples = PARSERS[tool](file.read())
     except ParseError as exc:
@@ -53,12 +65,16 @@ def _params(pairs: tuple[str, ...]) -> dict[str, Any]:
 
 
 @bench_group.command("run")
-@click.argument("server_id", type=click.IntRange(1, 2**31 - 1))
-@click.option("--suite", type=click.Choice(sorted(SUITES)), default="quick", show_default=True)
+@click.argument("server_id", type=RECORD_ID)
+@click.option("--suite", type=LazyChoice(_suites), default="quick", show_default=True)
 @click.option("--param", "pairs", multiple=True, metavar="NAME=VALUE", help="A suite parameter (repeatable).")
 def run_command(server_id: int, suite: str, pairs: tuple[str, ...]) -> None:
     """Run SUITE on trial server SERVER_ID here (not on the queue), with a progress bar; prints the result."""
-    cipher = cipher_from_settings(current_app.config["GPUVET_SETTINGS"])
+    from app.services import bench_runs
+    from app.services.trials import address_policy, cipher_from_settings
+
+    settings = current_app.config["GPUVET_SETTINGS"]
+    cipher, policy = cipher_from_settings(settings), address_policy(settings)
     with cli_session() as session:
         try:
             run = bench_runs.create_run(session, server_id=server_id, suite=suite, params=_params(pairs))
@@ -71,7 +87,7 @@ def run_command(server_id: int, suite: str, pairs: tuple[str, ...]) -> None:
                 if progress.event == "finished":
                     bar.update(1)
 
-            run = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, echo=echo)
+            run = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, echo=echo, policy=policy)
         steps = bench_runs.run_steps(session, run_id=run.id)
         print_json(
             {

@@ -8,20 +8,21 @@ import click
 from flask import current_app
 from flask.cli import AppGroup, with_appcontext
 
-from app.cli.common import cli_session, fail, print_json
+from app.cli.common import RECORD_ID, cli_session, fail, print_json
 from app.cli.vet import vet_group
-from app.services import checks
-from app.services.errors import ServiceError
 
 
 @vet_group.command("check")
-@click.argument("provider_id", type=click.IntRange(1, 2**31 - 1))
+@click.argument("provider_id", type=RECORD_ID)
 @click.option("--dry-run", is_flag=True, help="Print the findings without storing a check run.")
 @click.option(
     "--today", type=click.DateTime(formats=["%Y-%m-%d"]), help="Check as of this date (YYYY-MM-DD)."
 )
 def check_command(provider_id: int, dry_run: bool, today: datetime | None) -> None:
     """Run every vetting rule on PROVIDER_ID (no network) and print the verdict and findings as JSON."""
+    from app.services import checks
+    from app.services.errors import ServiceError
+
     day = today.date() if today else None
     with cli_session() as session:
         try:
@@ -67,8 +68,9 @@ def recover_command() -> None:
     """Mark jobs of stopped workers interrupted (or queue them again) and re-queue lost ones, once."""
     from datetime import timedelta
 
+    from app.db import get_engine
     from app.jobs import recover_jobs
 
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     stale = timedelta(seconds=app.config["GPUVET_SETTINGS"].jobs_heartbeat_s * 4)
-    print_json(recover_jobs(app.extensions["gpuvet.engine"], app=app, stale_after=stale))
+    print_json(recover_jobs(get_engine(app), app=app, stale_after=stale))

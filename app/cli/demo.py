@@ -6,8 +6,6 @@ import click
 from flask.cli import AppGroup
 
 from app.cli.common import cli_session, fail
-from app.services import demo
-from app.services.errors import ServiceError
 
 demo_group = AppGroup("demo", help="Demo data.")
 
@@ -16,6 +14,9 @@ demo_group = AppGroup("demo", help="Demo data.")
 @click.option("--if-empty", is_flag=True, help="Do nothing when any provider exists.")
 def load_command(if_empty: bool) -> None:
     """Load the clearly fictional demo providers (every red flag represented)."""
+    from app.services import demo
+    from app.services.errors import ServiceError
+
     with cli_session() as session:
         if if_empty and demo.has_providers(session):
             click.echo("providers already present; demo data not loaded (--if-empty)")

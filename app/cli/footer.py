@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from flask import current_app
 
 from app.cli.common import print_json
 from app.cli.vet import vet_group
-from app.services.evidence import http_client
-from scrapers import footer
-from scrapers.http import FetchError
+
+if TYPE_CHECKING:
+    from scrapers import footer
 
 
 def _page_summary(page: footer.PageOutcome) -> dict:
@@ -30,6 +31,10 @@ def _page_summary(page: footer.PageOutcome) -> dict:
 @click.argument("target")
 def footer_command(target: str) -> None:
     """Print {"identifiers": [...], "company_name": ...} for a URL (home + linked pages) or a saved FILE."""
+    from app.services.evidence import http_client
+    from scrapers import footer
+    from scrapers.http import FetchError
+
     if target.startswith(("http://", "https://")):
         with http_client(current_app.config["GPUVET_SETTINGS"]) as client:
             site = footer.scrape_site(target, client.fetch)

@@ -8,19 +8,27 @@ from pathlib import Path
 import click
 from flask.cli import AppGroup
 
-from app.cli.common import cli_session
-from app.services.transfer import FORMATS, export_providers, format_for_filename, import_providers
+from app.cli.common import LazyChoice, cli_session
+
+
+def _formats() -> tuple[str, ...]:
+    from app.services.transfer import FORMATS
+
+    return FORMATS
+
 
 providers_group = AppGroup("providers", help="Export and import providers.")
 
 
 @providers_group.command("export")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="json", show_default=True)
+@click.option("--format", "fmt", type=LazyChoice(_formats), default="json", show_default=True)
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="File to write (default: stdout)."
 )
 def export_command(fmt: str, output: Path | None) -> None:
     """Write every provider with all nested records as JSON or CSV."""
+    from app.services.transfer import export_providers
+
     with cli_session() as session:
         text = export_providers(session, fmt)
     if output is None:
@@ -32,10 +40,12 @@ def export_command(fmt: str, output: Path | None) -> None:
 
 @providers_group.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Default: from the file extension.")
+@click.option("--format", "fmt", type=LazyChoice(_formats), help="Default: from the file extension.")
 @click.option("--dry-run", is_flag=True, help="Check every row and report, write nothing.")
 def import_command(file: str, fmt: str | None, dry_run: bool) -> None:
     """Import providers from FILE; any invalid row means nothing is imported."""
+    from app.services.transfer import format_for_filename, import_providers
+
     fmt = fmt or format_for_filename(file)
     if fmt is None:
         raise click.UsageError(

@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from app.cli.common import cli_session, fail
-from app.models.reports import ExportRecord
-from app.reports.fonts import ensure_subset
+from app.cli.common import RECORD_ID, cli_session, fail
 from app.reports.labels import LANGUAGES
-from app.reports.pdf import font_cache_dir, renderer_for_settings
-from app.services import reports as service
-from app.services.errors import ServiceError
+
+if TYPE_CHECKING:
+    from app.models.reports import ExportRecord
 
 report_group = AppGroup("report", help="Export vetting and case reports as PDF.")
-
-CLI_AUTHOR = service.Author(id=None, name="cli")
+CLI_AUTHOR_NAME = "cli"
 _OUTPUT = click.option(
     "-o",
     "--output",
@@ -39,16 +37,21 @@ def _write(record: ExportRecord, output: Path) -> None:
 
 
 @report_group.command("provider")
-@click.argument("provider_id", type=int)
+@click.argument("provider_id", type=RECORD_ID)
 @_OUTPUT
 @_LANG
 def provider_command(provider_id: int, output: Path, lang: str) -> None:
     """Export the vetting report of provider PROVIDER_ID to OUTPUT."""
+    from app.reports.pdf import renderer_for_settings
+    from app.services import reports as service
+    from app.services.errors import ServiceError
+
     renderer = renderer_for_settings(current_app.config["GPUVET_SETTINGS"])
+    author = service.Author(id=None, name=CLI_AUTHOR_NAME)
     with cli_session() as session:
         try:
             record = service.export_provider_report(
-                session, provider_id=provider_id, language=lang, author=CLI_AUTHOR, renderer=renderer
+                session, provider_id=provider_id, language=lang, author=author, renderer=renderer
             )
         except ServiceError as exc:
             fail(exc)
@@ -57,19 +60,24 @@ def provider_command(provider_id: int, output: Path, lang: str) -> None:
 
 
 @report_group.command("case")
-@click.argument("case_id", type=int)
+@click.argument("case_id", type=RECORD_ID)
 @_OUTPUT
 @_LANG
 def case_command(case_id: int, output: Path, lang: str) -> None:
     """Export the report of procurement case CASE_ID to OUTPUT."""
+    from app.reports.pdf import renderer_for_settings
+    from app.services import reports as service
+    from app.services.errors import ServiceError
+
     if not service.cases_available():
         click.echo("error: cases are not available yet (case reports need procurement cases)", err=True)
         sys.exit(2)
     renderer = renderer_for_settings(current_app.config["GPUVET_SETTINGS"])
+    author = service.Author(id=None, name=CLI_AUTHOR_NAME)
     with cli_session() as session:
         try:
             record = service.export_case_report(
-                session, case_id=case_id, language=lang, author=CLI_AUTHOR, renderer=renderer
+                session, case_id=case_id, language=lang, author=author, renderer=renderer
             )
         except ServiceError as exc:
             fail(exc)
@@ -80,6 +88,9 @@ def case_command(case_id: int, output: Path, lang: str) -> None:
 @report_group.command("prepare-font")
 def prepare_font_command() -> None:
     """Build the pre-subset report font under instance/ now, so the first export need not wait for it."""
+    from app.reports.fonts import ensure_subset
+    from app.reports.pdf import font_cache_dir
+
     settings = current_app.config["GPUVET_SETTINGS"]
     path = ensure_subset(Path(settings.report_font), font_cache_dir(settings))
     if path is None:

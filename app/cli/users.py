@@ -1,26 +1,37 @@
-"""`flask users`: create accounts and API tokens."""
+"""`flask users`: create accounts; issue, list and revoke API tokens."""
 
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 
 import click
 from flask.cli import AppGroup
 
-from app.cli.common import cli_session, fail
-from app.models.enums import Role
-from app.services import users
+from app.cli.common import LazyChoice, cli_session, fail
 from app.services.errors import ServiceError
+
+# Models and services are imported inside the commands: every `flask` command imports this module.
+MAX_TOKEN_DAYS = 3650
+
+
+def _roles() -> list[str]:
+    from app.models.enums import Role
+
+    return [r.value for r in Role]
+
 
 users_group = AppGroup("users", help="Accounts and API tokens.")
 
 
 @users_group.command("create")
 @click.argument("name")
-@click.option("--role", type=click.Choice([r.value for r in Role]), required=True)
+@click.option("--role", type=LazyChoice(_roles), required=True)
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
 def create(name: str, role: str, password_stdin: bool) -> None:
     """Create user NAME with a role; the password comes from a prompt or stdin."""
+    from app.services import users
+
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     else:
@@ -35,10 +46,48 @@ def create(name: str, role: str, password_stdin: bool) -> None:
 
 @users_group.command("token")
 @click.argument("name")
-def token(name: str) -> None:
+@click.option("--expires-days", type=click.IntRange(1, MAX_TOKEN_DAYS), help="Expire after N days.")
+def token(name: str, expires_days: int | None) -> None:
     """Print a new API token for user NAME."""
+    from app.services import users
+
     with cli_session() as session:
         try:
-            click.echo(users.issue_token(session, username=name))
+            click.echo(users.issue_token(session, username=name, expires_days=expires_days))
         except ServiceError as exc:
             fail(exc)
+
+
+def _when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M") if value is not None else "-"
+
+
+@users_group.command("tokens")
+@click.argument("name")
+def tokens(name: str) -> None:
+    """List user NAME's API tokens: id, created, last used, expires, state."""
+    from app.services import users
+
+    with cli_session() as session:
+        try:
+            user = users.get_user(session, username=name)
+        except ServiceError as exc:
+            fail(exc)
+        click.echo("id\tcreated\tlast_used\texpires\tstate")
+        for api_token, _owner in users.list_tokens(session, user_id=user.id):
+            when = (_when(api_token.created_at), _when(api_token.last_used_at), _when(api_token.expires_at))
+            click.echo("\t".join((str(api_token.id), *when, users.token_state(api_token))))
+
+
+@users_group.command("revoke-token")
+@click.argument("token_id", type=click.IntRange(1, 2**31 - 1))
+def revoke_token(token_id: int) -> None:
+    """Revoke the API token with id TOKEN_ID (see `users tokens NAME`)."""
+    from app.services import users
+
+    with cli_session() as session:
+        try:
+            users.revoke_token(session, token_id=token_id)
+        except ServiceError as exc:
+            fail(exc)
+    click.echo(f"revoked token {token_id}")

@@ -5,7 +5,7 @@ Every module of this package is imported here, so a new table module needs no re
 
 from app.models.audit import AuditEntry
 from app.models.provider import Certification, Datacenter, Filing, Licence, Offer, Provider
-from app.models.user import ApiToken, User
+from app.models.user import ApiToken, LoginFailure, User
 from app.plugins import import_submodules
 
 import_submodules(__name__)
@@ -17,6 +17,7 @@ __all__ = [
     "Datacenter",
     "Filing",
     "Licence",
+    "LoginFailure",
     "Offer",
     "Provider",
     "User",

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import re
+import types
 import unicodedata
-from typing import Any
+from typing import Annotated, Any, Union, get_args, get_origin
+from urllib.parse import urlsplit
+
+from pydantic import BeforeValidator, Field
+
+from app.limits import MAX_ID
 
 _LIST_SPLIT = re.compile(r"[,，、;；\s]+")
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")
+# "scheme:" not followed by a port number: javascript:, data:, mailto: ... (example.com:8080 is a host).
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:(?!\d)")
+_HOST = re.compile(r"^[^\s\x00-\x1f\x7f<>\"'`\\^{}|]+$")
+_WEB_SCHEMES = ("http", "https")
 # NUL and other C0 controls (except tab and newlines) can't be stored by PostgreSQL or mean nothing here.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
@@ -52,3 +62,51 @@ def resolve_province_name(value: Any) -> Any:
             "未知省份：请填写省级行政区名称、简称或两位代码，如“广东”“粤”或“44” (unknown province)"
         )
     return province.name
+
+
+def reject_bool(value: Any) -> Any:
+    """Refuse true/false where a number is expected (pydantic would read them as 1 and 0)."""
+    if isinstance(value, bool):
+        raise ValueError("须为数字，不能是 true/false (must be a number, not true or false)")
+    return value
+
+
+def _number_annotation(annotation: Any) -> bool:
+    if annotation in (int, float):
+        return True
+    if get_origin(annotation) in (Union, types.UnionType):
+        return any(_number_annotation(arg) for arg in get_args(annotation) if arg is not type(None))
+    return False
+
+
+def number_fields(model: Any) -> tuple[str, ...]:
+    """Names of the int/float fields of a pydantic model (those that must refuse booleans)."""
+    return tuple(name for name, info in model.model_fields.items() if _number_annotation(info.annotation))
+
+
+# A record id or version: an integer (or digit text from a form) from 1 to MAX_ID, never a boolean.
+RecordId = Annotated[int, BeforeValidator(reject_bool), Field(ge=1, le=MAX_ID)]
+
+
+def _bad_website(zh: str, en: str) -> ValueError:
+    return ValueError(f"网址须为 http:// 或 https:// 链接，{zh} (must be an http(s) URL: {en})")
+
+
+def website_url(value: Any) -> Any:
+    """An http(s) URL; a bare host gets https://, any other scheme (javascript:, data: ...) is refused."""
+    if not isinstance(value, str) or not value:
+        return value
+    if "://" not in value:
+        if _SCHEME.match(value):
+            raise _bad_website("不接受其他协议", "no other scheme")
+        value = "https://" + value
+    parts = urlsplit(value)
+    if parts.scheme.lower() not in _WEB_SCHEMES:
+        raise _bad_website("不接受其他协议", "no other scheme")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise _bad_website("端口须为数字", "the port must be a number") from None
+    if not parts.hostname or "@" in parts.netloc or not _HOST.match(parts.netloc) or " " in value:
+        raise _bad_website("须有主机名，且不含空格或用户名", "a host name, no spaces or user name")
+    return value

@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
 from app.models.provider import utcnow
+from app.models.versioning import AutoVersioned
 
 
 class AuthMethod(StrEnum):
@@ -36,7 +37,7 @@ class RunState(StrEnum):
 FINAL_RUN_STATES = frozenset({RunState.succeeded, RunState.failed, RunState.cancelled, RunState.interrupted})
 
 
-class TrialServer(SQLModel, table=True):
+class TrialServer(AutoVersioned, SQLModel, table=True):
     __tablename__ = "trial_server"
     __audited__ = True
     __audit_skip__ = ("secret_encrypted", "passphrase_encrypted")  # not even encrypted secrets
@@ -57,6 +58,8 @@ class TrialServer(SQLModel, table=True):
     peer_id: Optional[int] = Field(default=None, foreign_key="trial_server.id", ondelete="SET NULL")
     peer_address: Optional[str] = Field(default=None, max_length=255)  # intranet address of the peer
     notes: Optional[str] = Field(default=None, max_length=2000, sa_type=sa.Text)
+    # Bumped on every change; an edit names the version it started from (existing rows start at 1).
+    version: int = Field(default=1, sa_column_kwargs={"server_default": sa.text("1")})
     created_by_name: str = Field(default="system", max_length=60)
     created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
     updated_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))

@@ -12,6 +12,7 @@ from app.models.provider import utcnow
 
 class User(SQLModel, table=True):
     __audited__ = True
+    __audit_skip__ = ("session_version",)
 
     id: Optional[int] = Field(default=None, primary_key=True)
     username: str = Field(max_length=60, unique=True)
@@ -19,6 +20,8 @@ class User(SQLModel, table=True):
     role: Role = Field(default=Role.viewer, sa_type=sa.String(16))
     active: bool = Field(default=True)
     created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    # Raised on logout, password change and deactivation: sessions that stored an older value end.
+    session_version: int = Field(default=1, sa_column_kwargs={"server_default": sa.text("1")})
 
     # Flask-Login protocol
     @property
@@ -47,3 +50,16 @@ class ApiToken(SQLModel, table=True):
     token_hash: str = Field(max_length=64, unique=True)
     created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
     last_used_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
+    expires_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
+    revoked_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
+
+
+class LoginFailure(SQLModel, table=True):
+    """One failed login, kept for a while to throttle guessing per account and per client address."""
+
+    __tablename__ = "login_failure"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    username: str = Field(max_length=60, index=True)
+    address: str = Field(max_length=64, index=True)
+    failed_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)

@@ -17,3 +17,12 @@ class Versioned:
     def __mapper_args__(cls) -> dict[str, Any]:
         """Map `version` as the version counter; the services set its new value themselves."""
         return {"version_id_col": cls.__table__.c.version, "version_id_generator": False}
+
+
+class AutoVersioned:
+    """Mix-in for tables whose `version` SQLAlchemy itself bumps on every UPDATE (and checks, as above)."""
+
+    @declared_attr.directive
+    def __mapper_args__(cls) -> dict[str, Any]:
+        """Map `version` as a counter that every flush of a change increments."""
+        return {"version_id_col": cls.__table__.c.version}

@@ -11,6 +11,7 @@ replaced by the dozen rules a static chart needs.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -18,9 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pygal
 from markupsafe import Markup
-from pygal.style import Style
 
 from app.reports.text import reveal_controls
 
@@ -33,9 +32,16 @@ _KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,40}$")
 _DROPPED_TAGS = {"script", "desc"}
 _DROPPED_CLASSES = {"tooltip-overlay", "overlay"}
 
-STYLE = Style(
-    font_family=FONT, colors=COLOURS, background="#ffffff", plot_background="#ffffff", transition="0ms"
-)
+
+@functools.cache
+def _style() -> Any:
+    """The charts' pygal Style (pygal is imported where a chart is drawn, not with this module)."""
+    from pygal.style import Style
+
+    return Style(
+        font_family=FONT, colors=COLOURS, background="#ffffff", plot_background="#ffffff", transition="0ms"
+    )
+
 
 _BASE_CSS = (
     ".pygal-chart text{{font-family:{font};font-size:11px;fill:#333;stroke:none}}"
@@ -115,7 +121,7 @@ def _config(chart: Chart, height: int, **options: Any) -> dict[str, Any]:
     return {
         "width": WIDTH,
         "height": height,
-        "style": STYLE,
+        "style": _style(),
         "title": None,  # the figure caption carries the title
         "x_title": _label(chart.x_title) or None,
         "y_title": _label(chart.y_title) or None,
@@ -177,6 +183,8 @@ def _cleaner(chart_id: str, dashed: list[int]) -> Callable[[Any], Any]:
 
 
 def _bars(chart: Chart) -> Any:
+    import pygal  # imported where a chart is drawn: most requests and commands draw none
+
     # pygal draws the first label at the bottom; reverse so the table order reads top to bottom.
     many = len(chart.series) > 1
     height = max(170, 80 + len(chart.labels) * (22 + 14 * len(chart.series)) + (30 if many else 0))
@@ -200,6 +208,8 @@ def _bars(chart: Chart) -> Any:
 
 
 def _timeline(chart: Chart) -> Any:
+    import pygal  # imported where a chart is drawn: most requests and commands draw none
+
     options: dict[str, Any] = {"show_dots": False, "y_title": chart.unit or None, "include_x_axis": True}
     if chart.y_range:
         options["range"] = chart.y_range

@@ -1,7 +1,12 @@
-"""HTML to PDF with WeasyPrint: one renderer per font, reusing its parsed stylesheet and font setup."""
+"""HTML to PDF with WeasyPrint: one renderer per font, reusing its parsed stylesheet and font setup.
+
+WeasyPrint (and app.reports.fetcher, built on it) is imported only when a renderer is made: importing it
+takes most of a second, which pages and commands that never render a PDF should not pay.
+"""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import gc
@@ -12,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.reports.fetcher import ResourceRefused, RestrictedFetcher
 from app.reports.fonts import ensure_subset, harfbuzz_subsetting
 
 logger = logging.getLogger(__name__)
@@ -71,6 +75,8 @@ class PdfRenderer:
         from weasyprint import CSS
         from weasyprint.text.fonts import FontConfiguration
 
+        from app.reports.fetcher import RestrictedFetcher
+
         self.font_path = Path(font_path)
         if not self.font_path.is_file():
             raise FileNotFoundError(
@@ -101,6 +107,8 @@ class PdfRenderer:
         """Lay out `html` and write the PDF; raises ResourceRefused if it names any other resource."""
         from weasyprint import HTML
 
+        from app.reports.fetcher import ResourceRefused
+
         with self._lock, _gc_paused(self.pause_gc):
             self.fetcher.refused.clear()
             document = HTML(string=html, url_fetcher=self.fetcher).render(
@@ -117,6 +125,12 @@ class PdfRenderer:
 def renderer_for(font_path: Path, cache_dir: Path | None) -> PdfRenderer:
     """The shared renderer for a font and a font cache folder (built once per process)."""
     return PdfRenderer(font_path=font_path, cache_dir=cache_dir)
+
+
+# Drop the shared renderers before the interpreter tears modules down: WeasyPrint, imported late (on the
+# first render), is torn down first, and a FontConfiguration collected after that cannot remove its
+# temporary font folder ("Exception ignored in FontConfiguration.__del__").
+atexit.register(renderer_for.cache_clear)
 
 
 def font_cache_dir(settings: Any) -> Path:

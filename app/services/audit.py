@@ -49,6 +49,11 @@ def _snapshot(obj: Any) -> dict[str, list[Any]]:
     return {key: [None, value] for key, value in values.items() if value not in (None, [], "")}
 
 
+def creation_changes(obj: Any) -> dict[str, list[Any]]:
+    """What a 'create' entry records for an object: its non-empty column values as [None, value]."""
+    return _snapshot(obj)
+
+
 def _changes(obj: Any) -> dict[str, list[Any]]:
     state = sa.inspect(obj)
     changes = {}

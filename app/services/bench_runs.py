@@ -27,12 +27,13 @@ from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.services.errors import Conflict, InvalidInput, NotFound, from_validation_error
 from app.services.facts import fact_source
-from app.services.trials import get_server, ssh_target
+from app.services.trials import STRICT, address_policy, get_server, ssh_target
 from benchmarks.compare import Claims, Thresholds, compare
 from benchmarks.params import SuiteParams
 from benchmarks.sample import Sample
 from benchmarks.ssh import Runner
 from benchmarks.suites import SUITES, ProbeResult, Progress, SuiteStatus, resolve, run_on_server
+from scrapers.addresses import AddressPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -231,21 +232,32 @@ def execute_run(
     local: Runner | None = None,
     should_cancel: Callable[[], bool] | None = None,
     echo: Callable[[Progress], None] | None = None,
+    policy: AddressPolicy = STRICT,
 ) -> BenchRun:
-    """Run a created run in this process, storing each step as it goes; returns the finished run."""
+    """Run a created run in this process, storing each step as it goes; returns the finished run.
+
+    The server's and the peer's addresses are resolved and checked against `policy` first, and the
+    connections go to the checked addresses; a refused one fails the run before any step.
+    """
     run = get_run(session, run_id=run_id)
     server = get_server(session, server_id=run.trial_server_id)
     peer = get_server(session, server_id=server.peer_id) if server.peer_id else None
-    extra = {"peer_address": server.peer_address} if peer is not None and server.peer_address else {}
-    params = SuiteParams.model_validate(run.params | extra)
     run.state, run.started_at = RunState.running, utcnow()
     session.add(run)
     session.commit()
+    try:
+        target = ssh_target(server, cipher, policy=policy)
+        peer_target = ssh_target(peer, cipher, policy=policy) if peer else None
+        # The peer address is used by the target inside the provider's network, not by gpuvet: unchecked.
+        extra = {"peer_address": server.peer_address} if peer is not None and server.peer_address else {}
+    except InvalidInput as exc:
+        return _refuse_run(session, run, exc)
+    params = SuiteParams.model_validate(run.params | extra)
     result = run_on_server(
-        ssh_target(server, cipher),
+        target,
         run.suite,
         params,
-        peer=ssh_target(peer, cipher) if peer else None,
+        peer=peer_target,
         local=local,
         on_progress=_Recorder(session, run, job, echo),
         should_cancel=should_cancel,
@@ -262,6 +274,19 @@ def execute_run(
             Claims(**run.claims), result.samples, thresholds=thresholds(), missing_tools=result.missing_tools
         )
     ]
+    run.finished_at = utcnow()
+    session.add(run)
+    session.commit()
+    return run
+
+
+def _refuse_run(session: Session, run: BenchRun, exc: InvalidInput) -> BenchRun:
+    """Fail a run whose target may not be reached (address policy, undecryptable secret); nothing ran."""
+    for row in run_steps(session, run_id=run.id):
+        row.status = "skipped"
+        session.add(row)
+    run.state, run.error_kind = RunState.failed, "refused"
+    run.error = "; ".join(f"{error.field}: {error.message}" for error in exc.errors)[:2000]
     run.finished_at = utcnow()
     session.add(run)
     session.commit()
@@ -288,9 +313,17 @@ def run_bench_job(session: Session, job: Job, *, run_id: int) -> dict[str, Any]:
 
     from app.services.trials import cipher_from_settings
 
-    cipher = cipher_from_settings(current_app.config["GPUVET_SETTINGS"])
+    settings = current_app.config["GPUVET_SETTINGS"]
+    cipher = cipher_from_settings(settings)
     cancelled = _throttled(lambda: job_cancelled(session, job), CANCEL_POLL_S)
-    run = execute_run(session, run_id=run_id, cipher=cipher, job=job, should_cancel=cancelled)
+    run = execute_run(
+        session,
+        run_id=run_id,
+        cipher=cipher,
+        job=job,
+        should_cancel=cancelled,
+        policy=address_policy(settings),
+    )
     if run.state == RunState.failed:
         raise BenchRunFailed(run.error or "benchmark run failed")
     return {"run_id": run.id, "state": run.state, "comparisons": len(run.comparisons)}

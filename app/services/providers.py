@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -426,15 +426,32 @@ def _commit(session: Session, *, provider_id: int | None = None, expected: int |
         raise Conflict(f"与已有数据冲突 (conflicts with stored data): {exc.orig}", field="") from None
 
 
-@atomic
-def create_provider(session: Session, *, data: Any) -> Provider:
-    """Validate and store a provider with its nested records."""
+def build_provider(*, data: Any) -> Provider:
+    """Validate a provider with its nested records into new, unsaved objects (reads no database)."""
     payload: ProviderCreate = _validate(ProviderCreate, data)
     _check_datacenter_names(payload)
-    _check_unique_uscc(session, payload.uscc, None)
     provider = Provider.model_validate(payload.model_dump(include=set(PROVIDER_FIELDS)))
     for collection in CHILD_ORDER:
         _replace_children(provider, collection, getattr(payload, collection))
+    return provider
+
+
+def registered_usccs(session: Session, usccs: Iterable[str]) -> dict[str, str]:
+    """Which of these credit codes are already registered, with the holder's name (a few statements)."""
+    wanted = sorted({code for code in usccs if code})
+    found: dict[str, str] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        rows = session.exec(select(Provider.uscc, Provider.legal_name).where(col(Provider.uscc).in_(chunk)))
+        found.update({uscc: name for uscc, name in rows.all()})
+    return found
+
+
+@atomic
+def create_provider(session: Session, *, data: Any) -> Provider:
+    """Validate and store a provider with its nested records."""
+    provider = build_provider(data=data)
+    _check_unique_uscc(session, provider.uscc, None)
     session.add(provider)
     _commit(session)
     return get_provider(session, provider_id=provider.id)

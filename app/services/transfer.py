@@ -50,6 +50,7 @@ from app.models.provider import (
     OfferBase,
     ProviderBase,
 )
+from app.services.bulk_insert import insert_providers
 from app.services.errors import FieldError, InvalidInput, ServiceError, field_path
 from app.services.providers import (
     PROVIDER_FIELDS,
@@ -864,22 +865,22 @@ def _validate_all(
 
 
 def _write_all(session: Session, providers: list[Provider]) -> list[ImportProblem]:
-    """Store every provider in one short transaction (all or nothing); audited like any other write."""
-    with Session(session.get_bind(), expire_on_commit=False) as writer:
-        writer.info.update(session.info)
-        writer.add_all(providers)
-        try:
-            writer.commit()
-        except sa.exc.IntegrityError as exc:
-            writer.rollback()
-            return [
-                ImportProblem(
-                    0,
-                    "",
-                    "写入时与已有数据冲突（可能有人同时登记了同一家供应商），没有导入任何数据 "
-                    f"(conflicts with data stored meanwhile; nothing was imported): {exc.orig}",
-                )
-            ]
+    """Store every provider in one short transaction (all or nothing), by bulk statements, audited."""
+    bind = session.get_bind()
+    engine = bind.engine if isinstance(bind, sa.Connection) else bind
+    actor = session.info.get("actor", (None, "system"))
+    try:
+        with engine.begin() as connection:
+            insert_providers(connection, providers, actor)
+    except sa.exc.IntegrityError as exc:
+        return [
+            ImportProblem(
+                0,
+                "",
+                "写入时与已有数据冲突（可能有人同时登记了同一家供应商），没有导入任何数据 "
+                f"(conflicts with data stored meanwhile; nothing was imported): {exc.orig}",
+            )
+        ]
     return []
 
 

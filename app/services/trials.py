@@ -17,12 +17,17 @@ from cryptography.fernet import Fernet, InvalidToken
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import Session, col, select
 
-from app.models import Offer, Provider
+from app.config import read_or_create_secret
+from app.jobs import background, enqueue, recent_jobs, report_progress
+from app.models import AuditEntry, Offer, Provider
+from app.models.jobs import Job
 from app.models.provider import utcnow
 from app.models.trials import AuthMethod, TrialServer
 from app.services.errors import FieldError, InvalidInput, NotFound, from_validation_error
+from app.services.versions import VersionedKind, check_version, commit_versioned
 from benchmarks.ssh import InvalidKey, SSHError, SSHRunner, SSHTarget, UnknownHostKey, load_private_key
 from benchmarks.ssh import normalize_fingerprint as ssh_normalize_fingerprint
+from scrapers.addresses import AddressPolicy, AddressRefused, ResolveFailed
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +38,50 @@ HOSTNAME = re.compile(
 )
 USERNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
 FETCH_TIMEOUT_S = 10.0
+CHECK_TIMEOUT_S = 20.0
+HOST_KEY_KIND = "trial.host_key"
+CHECK_KIND = "trial.check"
+STRICT = AddressPolicy()  # no allow-list: what a caller without settings gets
+
+
+# ---------------------------------------------------------------- address policy
+def address_policy(settings: Any) -> AddressPolicy:
+    """Which trial-server addresses may be reached: public ones, plus GPUVET_TRIAL_ALLOW_CIDRS."""
+    return AddressPolicy(allow_cidrs=settings.trial_allow_cidrs)
+
+
+def _refused(message: str) -> str:
+    return f"{message} — GPUVET_TRIAL_ALLOW_CIDRS"
+
+
+def check_literal_addresses(server: TrialServer, policy: AddressPolicy) -> None:
+    """Refuse a host that is a non-public IP literal (names are checked on connecting).
+
+    The peer address is not checked: gpuvet never connects to it. It is the address the target server
+    uses to reach its peer inside the provider's network (usually a private one, e.g. 10.0.0.12).
+    """
+    errors = []
+    for field, value, port in (("host", server.host, server.port),):
+        try:
+            ipaddress.ip_address(value or "")
+        except ValueError:
+            continue
+        message = policy.refusal(value, value, port)
+        if message is not None:
+            errors.append(FieldError(field, _refused(message)))
+    if errors:
+        raise InvalidInput(errors)
+
+
+def resolve_checked(host: str, port: int, policy: AddressPolicy, *, field: str) -> str:
+    """Resolve `host` once, check every address, and return the first (the one to connect to)."""
+    try:
+        addresses = policy.resolve(host, port)
+    except AddressRefused as exc:
+        raise InvalidInput(_refused(exc.message), field=field) from None
+    except ResolveFailed as exc:
+        raise InvalidInput(exc.message, field=field) from None
+    return str(addresses[0][1][0])
 
 
 # ---------------------------------------------------------------- encryption
@@ -46,12 +95,7 @@ def cipher_from_settings(settings: Any) -> Fernet:
                 "GPUVET_TRIAL_SECRET_KEY 须为 Fernet 密钥 (must be a Fernet key: 32 bytes, urlsafe base64)",
                 field="GPUVET_TRIAL_SECRET_KEY",
             ) from exc
-    path = Path(settings.instance_path) / KEY_FILE
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(Fernet.generate_key())
-        path.chmod(0o600)
-    return Fernet(path.read_bytes().strip())
+    return Fernet(read_or_create_secret(Path(settings.instance_path) / KEY_FILE, Fernet.generate_key).strip())
 
 
 def _decrypt(cipher: Fernet, token: str | None, field: str) -> str | None:
@@ -204,9 +248,15 @@ def list_servers(session: Session, *, provider_id: int | None = None) -> list[Tr
 
 
 def create_server(
-    session: Session, *, provider_id: int, data: dict[str, Any], cipher: Fernet, user: Any = None
+    session: Session,
+    *,
+    provider_id: int,
+    data: dict[str, Any],
+    cipher: Fernet,
+    user: Any = None,
+    policy: AddressPolicy = STRICT,
 ) -> TrialServer:
-    """Validate and store a new trial server with its secret encrypted."""
+    """Validate and store a new trial server with its secret encrypted (address policy checked)."""
     if session.get(Provider, provider_id) is None:
         raise NotFound(f"供应商 {provider_id} 不存在 (provider not found)", field="provider_id")
     try:
@@ -228,15 +278,36 @@ def create_server(
         host_key_pinned_at=utcnow() if entered.host_key_fingerprint else None,
         created_by_name=getattr(user, "username", None) or session.info.get("actor", (None, "system"))[1],
     )
+    check_literal_addresses(server, policy)
     _check_links(session, server)
     session.add(server)
     session.commit()
     return server
 
 
-def update_server(session: Session, *, server_id: int, data: dict[str, Any], cipher: Fernet) -> TrialServer:
-    """Change a trial server; blank secrets keep the stored ones. A new host or port unpins the key."""
+SERVER_VERSIONS = VersionedKind(
+    TrialServer,
+    "试用服务器",
+    "trial server",
+    lambda server_id: (AuditEntry.entity == TrialServer.__tablename__) & (AuditEntry.entity_id == server_id),
+)
+
+
+def update_server(
+    session: Session,
+    *,
+    server_id: int,
+    data: dict[str, Any],
+    cipher: Fernet,
+    policy: AddressPolicy = STRICT,
+) -> TrialServer:
+    """Change a trial server; blank secrets keep the stored ones. A new host or port unpins the key.
+
+    `data["version"]` must be the version the change started from (409 when someone saved in between).
+    """
     server = get_server(session, server_id=server_id)
+    data = dict(data)
+    expected = check_version(session, SERVER_VERSIONS, server, data.pop("version", None))
     current = server_values(server)
     merged = {**current, **{key: value for key, value in data.items() if key in TrialServerIn.model_fields}}
     unknown = sorted(set(data) - set(TrialServerIn.model_fields))
@@ -273,9 +344,14 @@ def update_server(session: Session, *, server_id: int, data: dict[str, Any], cip
     elif moved and "host_key_fingerprint" not in data:
         server.host_key_fingerprint = server.host_key_type = server.host_key_pinned_at = None
     server.updated_at = utcnow()
+    try:
+        check_literal_addresses(server, policy)
+    except InvalidInput:
+        session.rollback()
+        raise
     _check_links(session, server)
     session.add(server)
-    session.commit()
+    commit_versioned(session, SERVER_VERSIONS, server_id, expected)
     return server
 
 
@@ -318,28 +394,34 @@ def server_public(server: TrialServer) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- SSH
 def ssh_target(
-    server: TrialServer, cipher: Fernet, *, pinned: bool = True, timeout: float = 10.0
+    server: TrialServer,
+    cipher: Fernet,
+    *,
+    policy: AddressPolicy = STRICT,
+    pinned: bool = True,
+    timeout: float = 10.0,
 ) -> SSHTarget:
-    """How benchmarks.ssh reaches this server (secrets decrypted here and only here)."""
+    """How benchmarks.ssh reaches this server: its checked address (secrets decrypted here and only here)."""
     secret = _decrypt(cipher, server.secret_encrypted, "secret")
+    passphrase = _decrypt(cipher, server.passphrase_encrypted, "passphrase")
     is_key = server.auth_method == AuthMethod.key
     return SSHTarget(
-        host=server.host,
+        host=resolve_checked(server.host, server.port, policy, field="host"),
         port=server.port,
         username=server.username,
         password=None if is_key else secret,
         private_key=secret if is_key else None,
-        passphrase=_decrypt(cipher, server.passphrase_encrypted, "passphrase") if is_key else None,
+        passphrase=passphrase if is_key else None,
         host_key_fingerprint=server.host_key_fingerprint if pinned else None,
         connect_timeout=timeout,
     )
 
 
 def fetch_host_key(
-    server: TrialServer, cipher: Fernet, *, timeout: float = FETCH_TIMEOUT_S
+    server: TrialServer, cipher: Fernet, *, policy: AddressPolicy = STRICT, timeout: float = FETCH_TIMEOUT_S
 ) -> tuple[str, str]:
     """(key type, SHA256 fingerprint) the server presents, for an analyst to confirm before pinning."""
-    target = ssh_target(server, cipher, pinned=False, timeout=timeout)
+    target = ssh_target(server, cipher, policy=policy, pinned=False, timeout=timeout)
     try:
         SSHRunner(target).connect().close()
     except UnknownHostKey as exc:
@@ -365,3 +447,89 @@ def pin_host_key(
     session.add(server)
     session.commit()
     return server
+
+
+def check_connection(
+    server: TrialServer, cipher: Fernet, *, policy: AddressPolicy = STRICT, timeout: float = CHECK_TIMEOUT_S
+) -> dict[str, Any]:
+    """Log in with the pinned host key and run `uname -srm`; what the analyst sees as the connection test."""
+    if not server.host_key_fingerprint:
+        raise InvalidInput(
+            "请先确认并固定服务器的主机密钥指纹 (confirm and pin the server's host key first)",
+            field="host_key_fingerprint",
+        )
+    target = ssh_target(server, cipher, policy=policy, timeout=timeout)
+    try:
+        with SSHRunner(target).connect() as runner:
+            result = runner.run(["uname", "-srm"], timeout=timeout)
+    except SSHError as exc:
+        raise InvalidInput(f"无法连接：{exc} (cannot connect)", field="host") from None
+    if not result.ok:
+        raise InvalidInput(
+            f"登录成功，但命令失败：{result.stderr.strip()[:300]} (logged in, but the command failed)",
+            field="host",
+        )
+    return {"address": target.host, "uname": result.stdout.strip()[:300]}
+
+
+# ---------------------------------------------------------------- jobs (no SSH inside a web request)
+def _job_context() -> tuple[Fernet, AddressPolicy]:
+    from flask import current_app
+
+    settings = current_app.config["GPUVET_SETTINGS"]
+    return cipher_from_settings(settings), address_policy(settings)
+
+
+@background(HOST_KEY_KIND, title_zh="获取主机密钥指纹", title_en="Fetch a trial server's host key")
+def fetch_host_key_job(session: Session, job: Job, *, server_id: int) -> dict[str, Any]:
+    """The job: connect once, unpinned, and return the key the server presents for confirmation."""
+    cipher, policy = _job_context()
+    server = get_server(session, server_id=server_id)
+    report_progress(session, job, done=0, total=1, current=f"{server.host}:{server.port}")
+    key_type, fingerprint = fetch_host_key(server, cipher, policy=policy)
+    report_progress(session, job, done=1, total=1, current=fingerprint)
+    return {
+        "server_id": server.id,
+        "host": server.host,
+        "port": server.port,
+        "key_type": key_type,
+        "fingerprint": fingerprint,
+    }
+
+
+@background(CHECK_KIND, title_zh="试用服务器连接测试", title_en="Trial-server connection test")
+def check_connection_job(session: Session, job: Job, *, server_id: int) -> dict[str, Any]:
+    """The job: log in with the pinned key and run one harmless command."""
+    cipher, policy = _job_context()
+    server = get_server(session, server_id=server_id)
+    report_progress(session, job, done=0, total=1, current=f"{server.host}:{server.port}")
+    outcome = check_connection(server, cipher, policy=policy)
+    report_progress(session, job, done=1, total=1, current=outcome["uname"])
+    return {"server_id": server.id, **outcome}
+
+
+def start_server_job(
+    session: Session, *, server_id: int, kind: str, user: Any = None, policy: AddressPolicy = STRICT
+) -> Job:
+    """Queue a host-key fetch or connection test for a server (one of each at a time)."""
+    server = get_server(session, server_id=server_id)
+    if kind not in (HOST_KEY_KIND, CHECK_KIND):
+        raise InvalidInput(f"未知任务类型 {kind} (unknown job kind)", field="kind")
+    if kind == CHECK_KIND and not server.host_key_fingerprint:
+        raise InvalidInput(
+            "请先确认并固定服务器的主机密钥指纹 (confirm and pin the server's host key first)",
+            field="host_key_fingerprint",
+        )
+    check_literal_addresses(server, policy)
+    busy = next((job for job in server_jobs(session, server=server, kind=kind) if not job.finished), None)
+    if busy is not None:
+        return busy
+    return enqueue(
+        session, kind=kind, params={"server_id": server.id}, user=user, provider_id=server.provider_id
+    )
+
+
+def server_jobs(session: Session, *, server: TrialServer, kind: str, limit: int = 20) -> list[Job]:
+    """The server's recent jobs of `kind`, newest first (looked for among its provider's jobs)."""
+    found = recent_jobs(session, provider_id=server.provider_id, kind=kind, limit=limit * 5)
+    return [job for job in found if job.params.get("server_id") == server.id][:limit]

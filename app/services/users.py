@@ -1,19 +1,29 @@
-"""Accounts: create users, check passwords, issue and resolve API tokens."""
+"""Accounts: create users, check passwords, end sessions, issue, list, revoke and resolve API tokens."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import secrets
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
+import sqlalchemy as sa
 from sqlmodel import Session, select
-from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.models import ApiToken, User
 from app.models.enums import Role
+from app.services import passwords
 from app.services.errors import Conflict, InvalidInput, NotFound
 
-MIN_PASSWORD_LENGTH = 8
+log = logging.getLogger(__name__)
+
+# last_used_at is written at most this often per token, so API reads need no write lock.
+TOKEN_TOUCH_INTERVAL = timedelta(minutes=1)
+# How long the last-use note waits for a database lock before giving up (the request goes on regardless).
+TOUCH_LOCK_WAIT_MS = 100
+MAX_TOKEN_DAYS = 3650
 
 
 def _token_hash(token: str) -> str:
@@ -29,14 +39,10 @@ def create_user(session: Session, *, username: str, password: str, role: str) ->
         raise InvalidInput(
             "角色须为 admin、analyst 或 viewer (role must be admin, analyst or viewer)", field="role"
         )
-    if len(password or "") < MIN_PASSWORD_LENGTH:
-        raise InvalidInput(
-            f"密码至少 {MIN_PASSWORD_LENGTH} 位 (password needs {MIN_PASSWORD_LENGTH}+ characters)",
-            field="password",
-        )
+    passwords.check_policy(password, username=username)
     if session.exec(select(User).where(User.username == username)).first():
         raise Conflict(f"用户 {username} 已存在 (user already exists)", field="username")
-    user = User(username=username, password_hash=generate_password_hash(password), role=Role(role))
+    user = User(username=username, password_hash=passwords.hash_password(password), role=Role(role))
     session.add(user)
     session.commit()
     return user
@@ -51,33 +57,123 @@ def get_user(session: Session, *, username: str) -> User:
 
 
 def authenticate(session: Session, *, username: str, password: str) -> User | None:
-    """Return the active user whose password matches, else None."""
-    user = session.exec(select(User).where(User.username == (username or "").strip())).first()
-    if user is None or not user.active or not check_password_hash(user.password_hash, password or ""):
+    """Return the active user whose password matches, else None; unknown users cost the same hash check."""
+    user = session.exec(select(User).where(User.username == (username or "").strip()[:60])).first()
+    matches = passwords.verify(user.password_hash if user is not None else None, password)
+    if user is None or not matches or not user.active:
         return None
     return user
 
 
-def issue_token(session: Session, *, username: str) -> str:
-    """Create a new API token for a user; only its hash is stored."""
+def end_sessions(session: Session, user: User) -> None:
+    """Invalidate every login session of `user` (their stored session version no longer matches)."""
+    user.session_version = (user.session_version or 0) + 1
+
+
+def logout(session: Session, *, user_id: int) -> None:
+    """Logging out ends all of the user's sessions, so a copied session cookie stops working too."""
+    user = session.get(User, user_id)
+    if user is not None:
+        end_sessions(session, user)
+        session.commit()
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+def token_state(api_token: ApiToken, now: datetime | None = None) -> str:
+    """'active', 'expired' or 'revoked'."""
+    if api_token.revoked_at is not None:
+        return "revoked"
+    expires = _aware(api_token.expires_at)
+    if expires is not None and expires <= (now or datetime.now(UTC)):
+        return "expired"
+    return "active"
+
+
+def _expiry(expires_days: int | None) -> datetime | None:
+    if expires_days is None:
+        return None
+    if isinstance(expires_days, bool) or not 1 <= expires_days <= MAX_TOKEN_DAYS:
+        raise InvalidInput(
+            f"有效天数须为 1-{MAX_TOKEN_DAYS} (expires_days must be 1-{MAX_TOKEN_DAYS})", field="expires_days"
+        )
+    return datetime.now(UTC) + timedelta(days=expires_days)
+
+
+def issue_token(session: Session, *, username: str, expires_days: int | None = None) -> str:
+    """Create a new API token for a user, optionally expiring after some days; only its hash is stored."""
     user = get_user(session, username=username)
+    expires_at = _expiry(expires_days)
     token = "gv_" + secrets.token_urlsafe(32)
-    session.add(ApiToken(user_id=user.id, token_hash=_token_hash(token)))
+    session.add(ApiToken(user_id=user.id, token_hash=_token_hash(token), expires_at=expires_at))
     session.commit()
     return token
 
 
+def list_tokens(session: Session, *, user_id: int | None = None) -> list[tuple[ApiToken, str]]:
+    """Tokens with their owner's name, newest first; all users' when `user_id` is None."""
+    query = select(ApiToken, User.username).join(User, User.id == ApiToken.user_id)
+    if user_id is not None:
+        query = query.where(ApiToken.user_id == user_id)
+    return [(token, name) for token, name in session.exec(query.order_by(ApiToken.id.desc())).all()]
+
+
+def revoke_token(session: Session, *, token_id: int, owner_id: int | None = None) -> ApiToken:
+    """Revoke a token (kept, marked revoked); with `owner_id`, only that user's own tokens are found."""
+    api_token = session.get(ApiToken, token_id)
+    if api_token is None or (owner_id is not None and api_token.user_id != owner_id):
+        raise NotFound(f"令牌 {token_id} 不存在 (no such token)", field="id")
+    if api_token.revoked_at is None:
+        api_token.revoked_at = datetime.now(UTC)
+        session.commit()
+    return api_token
+
+
 def user_for_token(session: Session, *, token: str) -> User | None:
-    """Resolve a bearer token to its active user and note when it was used."""
+    """Resolve a bearer token to its active user; expired or revoked tokens resolve to nobody."""
     api_token = session.exec(select(ApiToken).where(ApiToken.token_hash == _token_hash(token))).first()
-    if api_token is None:
+    if api_token is None or token_state(api_token) != "active":
         return None
     user = session.get(User, api_token.user_id)
     if user is None or not user.active:
         return None
-    api_token.last_used_at = datetime.now(UTC)
-    session.commit()
+    note_token_use(session.get_bind(), api_token)
     return user
+
+
+@contextlib.contextmanager
+def _short_lock_wait(connection: sa.Connection) -> Iterator[None]:
+    """Wait only briefly for locks on this connection; SQLite's pooled busy timeout is put back after."""
+    if connection.dialect.name != "sqlite":
+        connection.exec_driver_sql(f"SET LOCAL lock_timeout = '{TOUCH_LOCK_WAIT_MS}ms'")
+        yield
+        return
+    before = connection.exec_driver_sql("PRAGMA busy_timeout").scalar()
+    connection.exec_driver_sql(f"PRAGMA busy_timeout = {TOUCH_LOCK_WAIT_MS}")
+    try:
+        yield
+    finally:
+        connection.rollback()
+        connection.exec_driver_sql(f"PRAGMA busy_timeout = {int(before)}")
+
+
+def note_token_use(engine: sa.Engine, api_token: ApiToken) -> None:
+    """Write last_used_at at most once a minute, on its own connection; a locked database is only logged."""
+    # The caller's session is never written, so an API read never needs the write lock.
+    now = datetime.now(UTC)
+    last = _aware(api_token.last_used_at)
+    if last is not None and now - last < TOKEN_TOUCH_INTERVAL:
+        return
+    stale = sa.or_(ApiToken.last_used_at.is_(None), ApiToken.last_used_at < now - TOKEN_TOUCH_INTERVAL)
+    statement = sa.update(ApiToken).where(ApiToken.id == api_token.id, stale).values(last_used_at=now)
+    try:
+        with engine.connect() as connection, _short_lock_wait(connection):
+            connection.execute(statement)
+            connection.commit()
+    except sa.exc.DBAPIError as exc:
+        log.warning("api token %s: last use not recorded (%s)", api_token.id, exc.orig)
 
 
 def list_users(session: Session) -> list[User]:
@@ -110,6 +206,8 @@ def update_user(
         raise Conflict("至少要保留一名启用的管理员 (at least one active admin must remain)", field="role")
     if role is not None:
         user.role = Role(role)
+    if deactivates:
+        end_sessions(session, user)
     if active is not None:
         user.active = active
     session.commit()
@@ -121,11 +219,8 @@ def set_password(session: Session, *, user_id: int, password: str) -> User:
     user = session.get(User, user_id)
     if user is None:
         raise NotFound(f"用户 {user_id} 不存在 (no such user)", field="id")
-    if len(password or "") < MIN_PASSWORD_LENGTH:
-        raise InvalidInput(
-            f"密码至少 {MIN_PASSWORD_LENGTH} 位 (password needs {MIN_PASSWORD_LENGTH}+ characters)",
-            field="password",
-        )
-    user.password_hash = generate_password_hash(password)
+    passwords.check_policy(password, username=user.username)
+    user.password_hash = passwords.hash_password(password)
+    end_sessions(session, user)
     session.commit()
     return user

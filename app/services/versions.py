@@ -33,9 +33,9 @@ def expected_version(value: Any, *, noun_en: str = "record") -> int:
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise InvalidInput("版本号须为整数，如 3 (version must be an integer, e.g. 3)", field="version")
     text = str(value).strip()
-    if not text.isdigit() or len(text) > 10 or not 1 <= int(text) <= MAX_VERSION:
+    if not (text.isascii() and text.isdigit()) or len(text) > 10 or int(text) > MAX_VERSION:
         raise InvalidInput(
-            f"版本号须为 1-{MAX_VERSION} 的整数 (version must be an integer from 1 to {MAX_VERSION})",
+            f"版本号须为 0-{MAX_VERSION} 的整数 (version must be an integer from 0 to {MAX_VERSION})",
             field="version",
         )
     return int(text)

@@ -7,7 +7,7 @@ from flask import Blueprint
 from flask_babel import get_locale
 
 from app.plugins import import_submodules
-from app.web import labels, nav
+from app.web import labels, markers, nav
 
 bp = Blueprint("web", __name__)
 
@@ -26,6 +26,7 @@ def _template_globals() -> dict[str, Any]:
 def _jinja_globals(state: Any) -> None:
     # Globals (unlike context processors) are also visible inside imported macros.
     state.app.jinja_env.globals["labels"] = labels
+    markers.init_app(state.app)
 
 
 @bp.app_template_filter("label")

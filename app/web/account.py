@@ -1,7 +1,8 @@
-"""Login, logout and the language switch."""
+"""Login (throttled), logout, changing one's own password and the language switch."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -10,8 +11,10 @@ from flask_babel import gettext as _
 from flask_login import current_user, login_required, login_user, logout_user
 
 from app import LOCALES
+from app.auth import remember_session_version
 from app.db import get_session
-from app.services.users import authenticate
+from app.services import login_throttle, users
+from app.services.errors import ServiceError
 from app.web import bp
 
 
@@ -39,29 +42,88 @@ def login() -> Any:
     next_url = request.values.get("next", "")
     if current_user.is_authenticated and request.method == "GET":
         return redirect(safe_next(next_url, url_for("web.providers")))
-    username = ""
     if request.method == "POST":
-        username = request.form.get("username", "")
-        user = authenticate(get_session(), username=username, password=request.form.get("password", ""))
-        if user is not None:
-            lang = session.get("lang")
-            session.clear()  # a fresh session on login: nothing carried over from before
-            if lang:
-                session["lang"] = lang
-            session.permanent = True
-            login_user(user)
-            flash(_("欢迎，%(name)s", name=user.username), "success")
-            return redirect(safe_next(next_url, url_for("web.providers")))
+        return _login_post(request.form.get("username", ""), next_url)
+    return render_template("login.html", username="", next_url=next_url)
+
+
+def _throttled(username: str, next_url: str, retry_after: int) -> Any:
+    minutes = max(1, math.ceil(retry_after / 60))
+    flash(_("登录失败次数过多，请 %(minutes)s 分钟后再试", minutes=minutes), "danger")
+    page = render_template("login.html", username=username, next_url=next_url)
+    return page, 429, {"Retry-After": str(retry_after)}
+
+
+def _login_post(username: str, next_url: str) -> Any:
+    db = get_session()
+    try:
+        attempt = login_throttle.admit(db, username=username, address=request.remote_addr or "-")
+    except login_throttle.Throttled as exc:
+        return _throttled(username, next_url, exc.retry_after)
+    user = users.authenticate(db, username=username, password=request.form.get("password", ""))
+    if user is None:
         flash(_("用户名或密码错误"), "danger")
         return render_template("login.html", username=username, next_url=next_url), 401
-    return render_template("login.html", username=username, next_url=next_url)
+    login_throttle.succeeded(db, attempt)
+    lang = session.get("lang")
+    session.clear()  # a fresh session on login: nothing carried over from before
+    if lang:
+        session["lang"] = lang
+    session.permanent = True
+    login_user(user)
+    remember_session_version(user)
+    flash(_("欢迎，%(name)s", name=user.username), "success")
+    return redirect(safe_next(next_url, url_for("web.providers")))
+
+
+def _account_page(errors: list[str], status: int = 200, headers: dict | None = None) -> Any:
+    return render_template("account.html", general_errors=errors), status, headers or {}
+
+
+def _current_password_ok(password: str) -> Any:
+    """None when the current password is right, else the page to answer (wrong, or throttled like logins)."""
+    db = get_session()
+    try:
+        attempt = login_throttle.admit(db, username=current_user.username, address=request.remote_addr or "-")
+    except login_throttle.Throttled as exc:
+        minutes = max(1, math.ceil(exc.retry_after / 60))
+        message = _("登录失败次数过多，请 %(minutes)s 分钟后再试", minutes=minutes)
+        return _account_page([message], 429, {"Retry-After": str(exc.retry_after)})
+    if users.authenticate(db, username=current_user.username, password=password) is None:
+        return _account_page([_("当前密码不对")], 422)
+    login_throttle.succeeded(db, attempt)
+    return None
+
+
+@bp.route("/account", methods=["GET", "POST"])
+@login_required
+def account() -> Any:
+    """Change one's own password (the current one first, throttled like logins); other sessions end."""
+    if request.method == "GET":
+        return _account_page([])
+    form = request.form
+    if form.get("new_password", "") != form.get("confirm_password", ""):
+        return _account_page([_("两次输入的新密码不一致")], 422)
+    refused = _current_password_ok(form.get("current_password", ""))
+    if refused is not None:
+        return refused
+    db = get_session()
+    try:
+        user = users.set_password(db, user_id=current_user.id, password=form.get("new_password", ""))
+    except ServiceError as exc:
+        db.rollback()
+        return _account_page([e.message for e in exc.errors], exc.status)
+    remember_session_version(user)  # this session goes on; the others end
+    flash(_("密码已修改，其他会话已退出"), "success")
+    return redirect(url_for("web.account"))
 
 
 @bp.post("/logout")
 @login_required
 def logout() -> Any:
-    """End the session (a POST with a CSRF token, never a GET link)."""
+    """End the session (a POST with a CSRF token, never a GET link) and every other session of this user."""
     lang = session.get("lang")
+    users.logout(get_session(), user_id=current_user.id)
     logout_user()
     session.clear()
     if lang:

@@ -17,6 +17,7 @@ from app.advice.answers import SECTIONS
 from app.advice.knowledge import load
 from app.auth import has_role, role_required
 from app.db import get_session
+from app.limits import parse_id
 from app.models.enums import Role
 from app.services import cases as service
 from app.services.errors import Conflict, FieldError, InvalidInput
@@ -408,11 +409,12 @@ def _provider_param() -> int | None:
     raw = request.args.get("provider_id", "").strip()
     if not raw:
         return None
-    if not raw.isdigit() or len(raw) > 9:
+    provider_id = parse_id(raw)
+    if provider_id is None:
         raise InvalidInput(
             "供应商编号须为正整数 (provider_id must be a positive integer)", field="provider_id"
         )
-    return int(raw)
+    return provider_id
 
 
 @bp.get("/cases/<int:case_id>/checklist")
@@ -455,7 +457,7 @@ def case_tick(case_id: int) -> Any:
     session = get_session()
     form = request.form
     provider_raw = form.get("provider_id", "").strip()
-    provider_id = int(provider_raw) if provider_raw.isdigit() and len(provider_raw) <= 9 else None
+    provider_id = parse_id(provider_raw)
     if provider_raw and provider_id is None:
         raise InvalidInput(
             "供应商编号须为正整数 (provider_id must be a positive integer)", field="provider_id"

@@ -15,6 +15,7 @@ from sqlmodel import Session
 from app import jobs
 from app.auth import role_required
 from app.db import get_session
+from app.limits import parse_id
 from app.models import Provider
 from app.models.enums import Role
 from app.models.jobs import Job, JobState
@@ -89,8 +90,9 @@ def _shown_jobs(session: Session, provider_id: int, asked: str | None) -> list[d
         limit=5,
     )
     shown = {job.id: job for job in active}
-    if asked and asked.isdigit() and int(asked) not in shown and int(asked) < 2**31:
-        job = session.get(Job, int(asked))
+    asked_id = parse_id(asked)
+    if asked_id is not None and asked_id not in shown:
+        job = session.get(Job, asked_id)
         if job is not None and job.provider_id == provider_id:
             shown[job.id] = job
     return [job_view(job) for job in sorted(shown.values(), key=lambda job: job.id, reverse=True)]
@@ -106,11 +108,8 @@ def provider_credentials(provider_id: int) -> Any:
     run = history[0] if history else None
     asked_run = request.args.get("run", "")
     if asked_run:
-        run = (
-            checks.get_run(session, provider_id=provider_id, check_run_id=int(asked_run))
-            if asked_run.isdigit() and int(asked_run) < 2**31
-            else None
-        )
+        run_id = parse_id(asked_run)
+        run = checks.get_run(session, provider_id=provider_id, check_run_id=run_id) if run_id else None
         if run is None:
             abort(404)
     findings = checks.run_findings(session, check_run_id=run.id) if run else []

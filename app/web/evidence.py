@@ -19,6 +19,7 @@ from sqlmodel import Session
 from app import jobs
 from app.auth import role_required
 from app.db import get_session
+from app.limits import parse_id
 from app.models import Provider
 from app.models.enums import Role
 from app.models.evidence import Evidence
@@ -96,7 +97,7 @@ def _render_tab(provider_id: int, *, url_error: str | None = None, url_value: st
     purpose = request.args.get("purpose", "")
     purposes = (purpose,) if purpose in service.PURPOSES else ()
     page_arg = request.args.get("page", "1")
-    page = int(page_arg) if page_arg.isdigit() and 0 < int(page_arg) <= 100_000 else 1
+    page = parse_id(page_arg, 100_000) or 1
     rows, total = service.list_evidence(
         session, provider_id=provider_id, purposes=purposes, page=page, per_page=PER_PAGE
     )

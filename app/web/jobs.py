@@ -13,6 +13,7 @@ from flask_login import current_user
 from app import jobs
 from app.auth import role_required
 from app.db import get_session
+from app.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job, JobState
 from app.services.errors import Conflict, NotFound
@@ -99,7 +100,7 @@ nav_item("web.job_list", _l("后台任务"), order=80, active=("web.job_detail",
 def job_list() -> Any:
     """Recent background jobs, newest first."""
     page = request.args.get("page", "1")
-    page_number = int(page) if page.isdigit() and 0 < int(page) <= 100_000 else 1
+    page_number = parse_id(page, 100_000) or 1
     rows = jobs.recent_jobs(get_session(), limit=PER_PAGE + 1, offset=(page_number - 1) * PER_PAGE)
     return render_template(
         "jobs/list.html",

@@ -111,9 +111,9 @@ def record_edit(provider_id: int, collection: str, child_id: int) -> Any:
 
 
 @bp.post("/providers/<int:provider_id>/<collection>/<int:child_id>/delete")
-@role_required(Role.analyst)
+@role_required(Role.admin)
 def record_delete(provider_id: int, collection: str, child_id: int) -> Any:
-    """Delete one nested record (a stale version is refused with 409)."""
+    """Delete one nested record (admins only, as every deletion; a stale version is refused with 409)."""
     spec = _form_spec(collection)
     service.delete_child(
         get_session(),

@@ -13,6 +13,7 @@ from flask_login import current_user
 from app import jobs
 from app.auth import has_role, role_required
 from app.db import get_session
+from app.limits import parse_id
 from app.models.enums import Role
 from app.services.errors import NotFound
 from app.services.import_jobs import IMPORT_KIND, import_report, start_import
@@ -55,10 +56,11 @@ job_link(IMPORT_KIND, lambda job: url_for("web.transfer", job=job.id))
 
 def _import_job(job_id: str) -> Any:
     """The import job named by ?job=, or 404."""
-    if not job_id.isdigit() or len(job_id) > 18:
+    number = parse_id(job_id)
+    if number is None:
         abort(404)
     try:
-        job = jobs.get_job(get_session(), job_id=int(job_id))
+        job = jobs.get_job(get_session(), job_id=number)
     except NotFound:
         abort(404)
     if job.kind != IMPORT_KIND:

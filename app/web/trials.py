@@ -13,6 +13,7 @@ from flask_login import current_user
 
 from app.auth import role_required
 from app.db import get_session
+from app.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
@@ -76,6 +77,10 @@ def _cipher() -> Any:
     return trials.cipher_from_settings(current_app.config["GPUVET_SETTINGS"])
 
 
+def _policy() -> Any:
+    return trials.address_policy(current_app.config["GPUVET_SETTINGS"])
+
+
 def _user() -> Any:
     return current_user._get_current_object()  # type: ignore[attr-defined]
 
@@ -99,8 +104,15 @@ def _run_link(job: Job) -> str | None:
     return url_for("web.bench_run", run_id=run_id) if run_id else None
 
 
+def _server_link(job: Job) -> str | None:
+    server_id = job.params.get("server_id")
+    return url_for("web.trial_server", server_id=server_id) if server_id else None
+
+
 provider_tab("web.provider_trials", _l("试用测试"), order=40)
 job_link(bench_runs.BENCH_KIND, _run_link)
+job_link(trials.HOST_KEY_KIND, _server_link)
+job_link(trials.CHECK_KIND, _server_link)
 
 
 # ---------------------------------------------------------------- provider tab
@@ -139,7 +151,7 @@ def _render_form(
         for s in trials.list_servers(session, provider_id=provider.id)
         if server is None or s.id != server.id
     ]
-    status = 422 if errors else 200
+    status = (409 if "version" in errors else 422) if errors else 200
     return (
         render_template(
             "trials/form.html",
@@ -172,7 +184,7 @@ def trial_server_new(provider_id: int) -> Any:
     data = _form_data()
     try:
         server = trials.create_server(
-            session, provider_id=provider_id, data=data, cipher=_cipher(), user=_user()
+            session, provider_id=provider_id, data=data, cipher=_cipher(), user=_user(), policy=_policy()
         )
     except InvalidInput as exc:
         return _render_form(
@@ -191,10 +203,10 @@ def trial_server_edit(server_id: int) -> Any:
     provider = provider_service.get_provider(session, provider_id=server.provider_id)
     if request.method == "GET":
         return _render_form(provider, server, trials.server_values(server), {})
-    data = _form_data()
+    data = {**_form_data(), "version": request.form.get("version", "")}
     try:
-        trials.update_server(session, server_id=server_id, data=data, cipher=_cipher())
-    except InvalidInput as exc:
+        trials.update_server(session, server_id=server_id, data=data, cipher=_cipher(), policy=_policy())
+    except (InvalidInput, Conflict) as exc:
         return _render_form(
             provider, server, {k: v for k, v in data.items() if k not in SECRET_FIELDS}, _errors(exc)
         )
@@ -214,10 +226,26 @@ def trial_server_delete(server_id: int) -> Any:
 
 
 # ---------------------------------------------------------------- server page, host key, start
-def _server_page(
-    server: TrialServer, *, fetched: tuple[str, str] | None = None, run_errors=None, run_values=None
-):
+def _latest_job(server: TrialServer, kind: str) -> Job | None:
+    found = trials.server_jobs(get_session(), server=server, kind=kind, limit=1)
+    return found[0] if found else None
+
+
+def _fetched(job: Job | None, server: TrialServer) -> tuple[str, str] | None:
+    """The key a finished host-key job saw at the server's current address, while it is not the pinned one."""
+    result = (job.result or {}) if job is not None and job.state == "succeeded" else {}
+    fingerprint = result.get("fingerprint")
+    if not fingerprint or fingerprint == server.host_key_fingerprint:
+        return None
+    if (result.get("host"), result.get("port")) != (server.host, server.port):
+        return None  # fetched before the server moved: fetch again
+    return str(result.get("key_type") or ""), str(fingerprint)
+
+
+def _server_page(server: TrialServer, *, run_errors=None, run_values=None):
     session = get_session()
+    key_job = _latest_job(server, trials.HOST_KEY_KIND)
+    check_job = _latest_job(server, trials.CHECK_KIND)
     provider = provider_service.get_provider(session, provider_id=server.provider_id)
     offer = next((offer for offer in provider.offers if offer.id == server.offer_id), None)
     peer = session.get(TrialServer, server.peer_id) if server.peer_id else None
@@ -230,7 +258,9 @@ def _server_page(
             server=server,
             offer=offer,
             peer=peer,
-            fetched=fetched,
+            fetched=_fetched(key_job, server),
+            key_job=job_view(key_job) if key_job else None,
+            check_job=job_view(check_job) if check_job else None,
             runs=bench_runs.list_runs(session, server_id=server.id),
             suites=[(name, SUITE_LABELS.get(name, name)) for name in SUITES],
             run_fields=RUN_FIELDS,
@@ -250,17 +280,29 @@ def trial_server(server_id: int) -> Any:
     return _server_page(_server_or_404(server_id))
 
 
+def _start_server_job(server_id: int, kind: str, started: str) -> Any:
+    _server_or_404(server_id)
+    try:
+        trials.start_server_job(get_session(), server_id=server_id, kind=kind, user=_user(), policy=_policy())
+    except InvalidInput as exc:
+        flash(exc.errors[0].message, "danger")
+    else:
+        flash(started, "info")
+    return redirect(url_for("web.trial_server", server_id=server_id))
+
+
 @bp.post("/trial-servers/<int(max=2147483647):server_id>/host-key")
 @role_required(Role.analyst)
 def trial_server_fetch_key(server_id: int) -> Any:
-    """Connect once and show the host key's fingerprint for the analyst to compare and confirm."""
-    server = _server_or_404(server_id)
-    try:
-        fetched = trials.fetch_host_key(server, _cipher())
-    except InvalidInput as exc:
-        flash(exc.errors[0].message, "danger")
-        return redirect(url_for("web.trial_server", server_id=server_id))
-    return _server_page(server, fetched=fetched)
+    """Queue a job that connects once and records the host key's fingerprint for the analyst to confirm."""
+    return _start_server_job(server_id, trials.HOST_KEY_KIND, _("已提交：获取主机密钥指纹"))
+
+
+@bp.post("/trial-servers/<int(max=2147483647):server_id>/check")
+@role_required(Role.analyst)
+def trial_server_check(server_id: int) -> Any:
+    """Queue a connection test: log in with the pinned key and run one harmless command."""
+    return _start_server_job(server_id, trials.CHECK_KIND, _("已提交：连接测试"))
 
 
 @bp.post("/trial-servers/<int(max=2147483647):server_id>/host-key/pin")
@@ -416,7 +458,7 @@ def bench_run_cancel(run_id: int) -> Any:
 def bench_compare() -> Any:
     """Key figures of two runs side by side (?a=ID&b=ID)."""
     asked = [request.args.get(name, "") for name in ("a", "b")]
-    if not all(value.isdigit() and 0 < int(value) < 2**31 for value in asked):
+    if not all(parse_id(value) for value in asked):
         abort(400, description=_("请选择两次测试 (a 与 b 须为测试编号)"))
     runs = [_run_or_404(int(value)) for value in asked]
     rows = bench_runs.compare_runs(get_session(), run_ids=[run.id for run in runs])

@@ -1,4 +1,4 @@
-"""Account administration for admins: list, create, change role, activate, reset password."""
+"""Account administration for admins: list, create, change role, activate, reset password, revoke tokens."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ def _page(errors: list | None = None, form: dict | None = None, status: int = 20
         render_template(
             "users/list.html",
             users=users.list_users(get_session()),
+            tokens=users.list_tokens(get_session()),
+            token_state=users.token_state,
             roles=[role.value for role in Role],
             general_errors=[_label_error(error) for error in errors or []],
             form=form or {},
@@ -82,4 +84,18 @@ def user_update(user_id: int) -> Any:
         session.rollback()
         return _page([e.as_dict() for e in exc.errors], status=exc.status)
     flash(_("已保存"), "success")
+    return redirect(url_for("web.user_list"))
+
+
+@bp.post("/admin/tokens/<int(max=2147483647):token_id>/revoke")
+@role_required(Role.admin)
+def token_revoke(token_id: int) -> Any:
+    """Revoke an API token of any user."""
+    session = get_session()
+    try:
+        users.revoke_token(session, token_id=token_id)
+    except ServiceError as exc:
+        session.rollback()
+        return _page([e.as_dict() for e in exc.errors], status=exc.status)
+    flash(_("已吊销令牌 %(id)s", id=token_id), "success")
     return redirect(url_for("web.user_list"))

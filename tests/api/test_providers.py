@@ -111,18 +111,32 @@ def test_patch_changes_given_fields_and_nested_items_by_id(api, tokens):
     assert changed["offers"][0]["gpu_model"] == "H800 SXM"  # untouched field of a changed item kept
     assert changed["licences"] == provider["licences"]  # collection not given: unchanged
 
-    # A nested list replaces the collection: the certification left out is removed.
-    response = api.patch(
-        f"/api/v1/providers/{provider['id']}",
-        json={"version": 2, "certifications": [{"id": provider["certifications"][0]["id"]}]},
-        headers=tokens["analyst"],
-    )
+    # A nested list replaces the collection: leaving a record out deletes it, which is for admins.
+    cut = {"version": 2, "certifications": [{"id": provider["certifications"][0]["id"]}]}
+    dropped = provider["certifications"][1]["id"]
+    refused = api.patch(f"/api/v1/providers/{provider['id']}", json=cut, headers=tokens["analyst"])
+    (error,) = assert_error_shape(refused, 403)
+    assert error["field"] == "certifications" and str(dropped) in error["message"]
+    assert "admin" in error["message"]
+    unchanged = api.get(f"/api/v1/providers/{provider['id']}", headers=tokens["viewer"]).get_json()
+    assert unchanged["version"] == 2 and len(unchanged["certifications"]) == 2
+    response = api.patch(f"/api/v1/providers/{provider['id']}", json=cut, headers=tokens["admin"])
     assert [c["kind"] for c in response.get_json()["certifications"]] == ["dengbao"]
+
+
+def test_analyst_patch_keeping_every_record_by_id_is_allowed(api, tokens):
+    provider = _create(api, tokens["analyst"]).get_json()
+    offers = [{"id": offer["id"]} for offer in provider["offers"]]
+    patch = {"version": 1, "offers": [*offers, {"gpu_model": "L40S", "gpus_per_node": 4}]}
+    response = api.patch(f"/api/v1/providers/{provider['id']}", json=patch, headers=tokens["analyst"])
+    assert response.status_code == 200, response.get_json()
+    assert len(response.get_json()["offers"]) == 3
 
 
 def test_patch_validation_names_nested_fields(api, tokens):
     provider = _create(api, tokens["analyst"]).get_json()
-    patch = {"version": 1, "offers": [{"id": provider["offers"][0]["id"], "gpus_per_node": 0}]}
+    first, second = (offer["id"] for offer in provider["offers"])
+    patch = {"version": 1, "offers": [{"id": first, "gpus_per_node": 0}, {"id": second}]}
     errors = assert_error_shape(
         api.patch(f"/api/v1/providers/{provider['id']}", json=patch, headers=tokens["analyst"]), 422
     )

@@ -13,10 +13,19 @@ from benchmarks.ssh import SSHTarget
 from tests.bench_support.gpu import install_standin
 from tests.bench_support.netns import ShapedLink, netns_supported
 from tests.bench_support.sshd import Sshd, free_port
+from tests.conftest import missing_tool
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "bench"
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="sshd privilege separation and netns need root")
+# Skipped when not root, except where tools are required (CI, scripts/test.sh): there it fails.
+needs_root = pytest.mark.usefixtures("requires_root")
+
+
+@pytest.fixture
+def requires_root() -> None:
+    """sshd privilege separation and `ip netns` need root (the README's commands run as root)."""
+    if os.geteuid() != 0:
+        missing_tool("sshd privilege separation and ip netns need root")
 
 
 def short_params(storage: Path, **overrides) -> SuiteParams:
@@ -57,7 +66,7 @@ def target_for(sshd: Sshd, **overrides) -> SSHTarget:
 def trial_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
     """A trial server: OpenSSH sshd on 127.0.0.1, stand-in nvidia-smi first on its PATH."""
     if os.geteuid() != 0:
-        pytest.skip("sshd privilege separation needs root")
+        missing_tool("sshd privilege separation needs root")
     base = tmp_path_factory.mktemp("trial-server")
     install_standin(base / "bin")
     with Sshd(base / "sshd", path_prefix=[str(base / "bin")]) as sshd:
@@ -68,10 +77,10 @@ def trial_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sshd]:
 def shaped_link() -> Iterator[ShapedLink]:
     """A namespace behind a veth pair shaped to 200 Mbit/s both ways (skipped where netns is refused)."""
     if os.geteuid() != 0:
-        pytest.skip("ip netns needs root")
+        missing_tool("ip netns needs root")
     supported, reason = netns_supported()
     if not supported:
-        pytest.skip(reason)
+        missing_tool(reason)
     with ShapedLink(rate_mbit=200) as link:
         yield link
 

@@ -109,7 +109,9 @@ def test_hand_ticks_are_recorded_with_who_when_and_why_and_audited(session, demo
     assert again.id == tick.id and not again.done
     rows = session.exec(select(ChecklistTick).where(ChecklistTick.case_id == case.id)).all()
     assert len(rows) == 1
-    audit = session.exec(select(AuditEntry).where(AuditEntry.entity == "checklist_tick")).all()
+    audit = session.exec(
+        select(AuditEntry).where(AuditEntry.entity == "checklist_tick").order_by(AuditEntry.id)
+    ).all()
     assert [entry.action for entry in audit] == ["create", "update"]
     assert audit[0].actor_name == "carol" and audit[0].changes["comment"][1] == "合同第 7 条写明独享带宽"
     advice = cases.advise_case(session, case_id=case.id)

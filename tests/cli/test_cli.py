@@ -187,3 +187,49 @@ def test_users_token_for_unknown_user(runner):
     result = runner.invoke(args=["users", "token", "nobody"])
     assert result.exit_code == 1
     assert "username" in result.stderr
+
+
+def test_users_create_refuses_a_common_password_or_the_user_name(runner, session):
+    for password in ("iloveyou12", "bobby-bobby"):
+        result = runner.invoke(
+            args=["users", "create", "bobby", "--role", "viewer", "--password-stdin"], input=f"{password}\n"
+        )
+        assert result.exit_code == 1
+        assert "error: password:" in result.stderr and "(password " in result.stderr
+    assert users.list_users(session) == []
+
+
+def test_users_tokens_lists_and_revoke_token_revokes(runner, session, make_user):
+    make_user("ana", "analyst")
+    kept = runner.invoke(args=["users", "token", "ana"]).stdout.strip()
+    expiring = runner.invoke(args=["users", "token", "ana", "--expires-days", "7"]).stdout.strip()
+    assert users.user_for_token(session, token=kept) is not None
+    listing = runner.invoke(args=["users", "tokens", "ana"])
+    assert listing.exit_code == 0, listing.output
+    header, newest, oldest = listing.stdout.strip().splitlines()
+    assert header.split("\t") == ["id", "created", "last_used", "expires", "state"]
+    newest_id, _, last_used, expires, state = newest.split("\t")
+    assert (last_used, state) == ("-", "active") and expires != "-"
+    oldest_id, _, last_used, expires, state = oldest.split("\t")
+    assert last_used != "-" and expires == "-"
+    result = runner.invoke(args=["users", "revoke-token", newest_id])
+    assert result.exit_code == 0 and f"revoked token {newest_id}" in result.stdout
+    assert users.user_for_token(session, token=expiring) is None
+    assert users.user_for_token(session, token=kept) is not None
+    assert runner.invoke(args=["users", "tokens", "ana"]).stdout.strip().splitlines()[1].endswith("\trevoked")
+    assert int(oldest_id) < int(newest_id)
+
+
+def test_users_token_expiry_and_revoke_refusals(runner, make_user):
+    make_user("ana", "analyst")
+    assert runner.invoke(args=["users", "token", "ana", "--expires-days", "0"]).exit_code == 2
+    missing = runner.invoke(args=["users", "revoke-token", "12345"])
+    assert missing.exit_code == 1 and "error: id:" in missing.stderr
+    assert runner.invoke(args=["users", "revoke-token", "99999999999999999999"]).exit_code == 2
+    assert runner.invoke(args=["users", "tokens", "nobody"]).exit_code == 1
+
+
+def test_the_cli_expiry_limit_is_the_services():
+    from app.cli import users as users_cli
+
+    assert users_cli.MAX_TOKEN_DAYS == users.MAX_TOKEN_DAYS

@@ -12,7 +12,7 @@ from alembic.migration import MigrationContext
 from sqlmodel import SQLModel
 
 from app.cli.db import alembic_config
-from tests.conftest import postgres_url, private_postgres_database, require_postgres
+from tests.conftest import missing_tool, postgres_url, private_postgres_database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -23,9 +23,7 @@ def empty_database(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
         return
     url = postgres_url()
     if not url:
-        if require_postgres():
-            pytest.fail("GPUVET_TEST_POSTGRES_URL is not set")
-        pytest.skip("GPUVET_TEST_POSTGRES_URL is not set")
+        missing_tool("GPUVET_TEST_POSTGRES_URL is not set")
     with private_postgres_database(url) as private_url:
         yield private_url
 

@@ -14,9 +14,18 @@ import pytest
 
 from app.reports.fonts import DEFAULT_FONT
 from app.reports.pdf import PdfRenderer
+from tests.conftest import missing_tool
 
 POPPLER = shutil.which("pdftotext") and shutil.which("pdftoppm")
-needs_poppler = pytest.mark.skipif(not POPPLER, reason="poppler-utils (pdftotext, pdftoppm) is not installed")
+# Skipped without poppler, except where tools are required (CI, scripts/test.sh): there it fails.
+needs_poppler = pytest.mark.usefixtures("requires_poppler")
+
+
+@pytest.fixture
+def requires_poppler() -> None:
+    """poppler-utils (pdftotext, pdftoppm) reads the PDFs back; scripts/install.sh installs it."""
+    if not POPPLER:
+        missing_tool("poppler-utils (pdftotext, pdftoppm) is not installed")
 
 
 @pytest.fixture(scope="session")

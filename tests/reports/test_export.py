@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import re
 from datetime import UTC, datetime
 
@@ -96,9 +95,6 @@ def test_provider_without_any_evidence_is_marked_unverified_throughout(session, 
     assert "尚未运行资质核查" in recommendations and "未登记增值电信业务经营许可证" in recommendations
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("app.services.checks") is None, reason="credential checks not built"
-)
 def test_stored_check_run_gives_verdict_and_findings(session, renderer):
     from app.services.checks import latest_findings, run_check
 
@@ -185,10 +181,6 @@ def test_changed_pdf_fails_verification(session, renderer):
     assert not service.verify_export(service.get_export(session, export_id=record.id))
 
 
-cases_missing = pytest.mark.skipif(not service.cases_available(), reason="procurement cases not built")
-
-
-@cases_missing
 def test_case_report_has_answers_arithmetic_ranking_checklist_and_faq(session, renderer):
     from app.services import cases
     from app.services.demo import load_demo
@@ -218,7 +210,6 @@ def test_case_report_has_answers_arithmetic_ranking_checklist_and_faq(session, r
     assert [item.id for item in listed] == [record.id]
 
 
-@cases_missing
 def test_unfinished_case_is_refused_with_the_step(session, renderer):
     from app.services import cases
 
@@ -230,9 +221,6 @@ def test_unfinished_case_is_refused_with_the_step(session, renderer):
         service.export_case_report(session, case_id=987654, language="zh", author=AUTHOR, renderer=renderer)
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("app.services.bench_runs") is None, reason="benchmark runs not built"
-)
 def test_finished_benchmark_runs_feed_the_report(session, renderer):
     from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
     from tests.reports.test_measurements import run_record, stability_run, standard_run

@@ -9,10 +9,9 @@ from bs4 import BeautifulSoup
 
 from app.reports.measurements import MAX_POINTS, measurements_from_runs, thin
 from app.reports.render import render_html
+from benchmarks import compare
+from benchmarks.sample import Sample
 from tests.reports.conftest import make_inputs, make_meta, needs_poppler, pdf_text
-
-compare = pytest.importorskip("benchmarks.compare")
-Sample = pytest.importorskip("benchmarks.sample").Sample
 
 CLAIMS = compare.Claims(
     public_mbps=100,

@@ -9,7 +9,6 @@ from bs4 import BeautifulSoup
 from sqlmodel import select
 
 from app.models.reports import ExportRecord
-from app.services import reports as service
 from app.services.providers import create_provider
 from tests.reports.conftest import needs_poppler, pdf_text
 from tests.services.conftest import awkward
@@ -93,7 +92,6 @@ def test_tab_on_provider_page_and_login_required(app, login, provider):
     assert anonymous.get("/reports/1.pdf").status_code == 302
 
 
-@pytest.mark.skipif(not service.cases_available(), reason="procurement cases not built")
 def test_case_report_pages(login, session):
     from app.services import cases
     from tests.cases.conftest import example

@@ -147,15 +147,61 @@ def test_non_public_addresses_are_named(address, reason):
     assert block_reason(ipaddress.ip_address(address))[1] == reason
 
 
-def test_public_address_passes_and_host_allow_list_admits_by_name():
+def test_public_address_passes_and_host_allow_list_admits_private_addresses_by_name():
     import ipaddress
 
     assert block_reason(ipaddress.ip_address("93.184.216.34")) is None
     guard = AddressGuard(allow_hosts=("*.internal.example", "mirror.example"))
-    guard.check_address("a.internal.example", "10.0.0.1")
-    guard.check_address("mirror.example", "127.0.0.1")
+    guard.check_address("a.internal.example", "10.0.0.1", 443)
+    guard.check_address("mirror.example", "192.168.1.9", 80)
+    guard.check_address("anything.example", "93.184.216.34", 8080)  # public: any port
     with pytest.raises(BlockedAddress):
-        guard.check_address("internal.example.evil", "10.0.0.1")
+        guard.check_address("internal.example.evil", "10.0.0.1", 443)
+
+
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [("127.0.0.1", "loopback"), ("169.254.169.254", "link-local"), ("0.0.0.0", "unspecified")],
+)
+def test_allow_listed_host_name_still_has_its_addresses_checked(address, reason):
+    guard = AddressGuard(allow_hosts=("mirror.example",))
+    with pytest.raises(BlockedAddress, match=reason) as refused:
+        guard.check_address("mirror.example", address, 443)
+    assert "allow-listed CIDR" in refused.value.message
+    AddressGuard(allow_cidrs=(f"{address}/32",), allow_hosts=("mirror.example",)).check_address(
+        "mirror.example", address, 443
+    )
+
+
+def test_allow_listed_host_name_is_admitted_on_web_ports_or_the_port_it_names():
+    guard = AddressGuard(allow_hosts=("mirror.example", "*.corp.example:8443"))
+    with pytest.raises(BlockedAddress, match="port") as refused:
+        guard.check_address("mirror.example", "10.0.0.1", 6379)
+    assert "mirror.example:6379" in refused.value.message
+    guard.check_address("a.corp.example", "10.0.0.1", 8443)
+    with pytest.raises(BlockedAddress, match="port"):
+        guard.check_address("a.corp.example", "10.0.0.1", 443)
+
+
+def test_allow_listed_host_resolving_to_loopback_is_never_connected(fake_dns, server):
+    table, asked = fake_dns
+    table["trusted.example.com"] = ["127.0.0.1"]
+    port = server.server.server_address[1]
+    client = _client(allow_cidrs=(), allow_hosts=("trusted.example.com",))
+    with client, pytest.raises(BlockedAddress, match="loopback"):
+        client.fetch(f"http://trusted.example.com:{port}/01_utf8_basic.html")
+    assert asked["trusted.example.com"] == 1
+    assert server.hits["/01_utf8_basic.html"] == 0  # never connected
+
+
+@pytest.mark.parametrize("entry", ["mirror.example:0", "mirror.example:http", "10.0.0.0/8", ":443"])
+def test_malformed_allow_host_entries_are_refused_by_the_settings(entry):
+    from pydantic import ValidationError
+
+    from app.config import Settings
+
+    with pytest.raises(ValidationError, match=r"GPUVET_FETCH_ALLOW_HOSTS|fetch_allow_hosts"):
+        Settings(GPUVET_FETCH_ALLOW_HOSTS=f"ok.example,{entry}")
 
 
 @pytest.mark.parametrize(

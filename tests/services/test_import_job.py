@@ -125,3 +125,4 @@ def test_other_jobs_are_not_shown_as_imports(app, login):
     client = login("viewer")
     assert client.get("/transfer?job=999999").status_code == 404
     assert client.get("/transfer?job=99999999999999999999999").status_code == 404
+    assert client.get("/transfer?job=²").status_code == 404

@@ -416,3 +416,18 @@ def test_import_keeps_the_order_of_offers_across_datacenters(session):
     assert [(o["gpu_model"], o["datacenter_name"]) for o in stored["offers"]] == [
         (o["gpu_model"], o.get("datacenter_name")) for o in awkward()["offers"]
     ]
+
+
+def _audit_trail(session) -> list[tuple[str, int, dict]]:
+    """(entity, entity id, changes) of every audit entry, in the order written."""
+    entries = session.exec(select(AuditEntry).order_by(AuditEntry.id)).all()
+    return sorted((entry.entity, entry.entity_id, entry.changes) for entry in entries)
+
+
+def test_bulk_import_writes_the_same_records_and_audit_trail_as_creating_one_by_one(app, session):
+    create_provider(session, data=awkward())
+    one_by_one, trail = snapshot(session), _audit_trail(session)
+    empty_database(app, session)
+    import_provider_dicts(session, providers=[awkward()])
+    assert snapshot(session) == one_by_one
+    assert _audit_trail(session) == trail

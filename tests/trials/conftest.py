@@ -11,7 +11,8 @@ from sqlmodel import Session
 
 from app.models import Offer, Provider
 from app.services.providers import create_provider
-from app.services.trials import cipher_from_settings
+from app.services.trials import address_policy, cipher_from_settings
+from scrapers.addresses import AddressPolicy
 from tests.bench_support.sshd import Sshd, free_port
 from tests.benchmarks.conftest import trial_server  # noqa: F401 - re-exported fixture
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
@@ -36,6 +37,30 @@ def provider(session: Session) -> Provider:
 def offer(provider: Provider) -> Offer:
     """The provider's offer."""
     return provider.offers[0]
+
+
+LOOPBACK = ("127.0.0.0/8",)
+
+
+@pytest.fixture(autouse=True)
+def allow_loopback_trials(app):
+    """The test sshd listens on 127.0.0.1: admit loopback explicitly (refused by default)."""
+    settings = app.config["GPUVET_SETTINGS"]
+    app.config["GPUVET_SETTINGS"] = settings.model_copy(update={"trial_allow_cidrs": LOOPBACK})
+    yield
+    app.config["GPUVET_SETTINGS"] = settings
+
+
+def set_trial_allow_cidrs(app, cidrs: tuple[str, ...]) -> None:
+    """Replace GPUVET_TRIAL_ALLOW_CIDRS of the running app (() is the default: nothing admitted)."""
+    settings = app.config["GPUVET_SETTINGS"]
+    app.config["GPUVET_SETTINGS"] = settings.model_copy(update={"trial_allow_cidrs": cidrs})
+
+
+@pytest.fixture
+def policy(app) -> AddressPolicy:
+    """The app's trial address policy (loopback admitted, see allow_loopback_trials)."""
+    return address_policy(app.config["GPUVET_SETTINGS"])
 
 
 @pytest.fixture

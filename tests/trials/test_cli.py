@@ -44,9 +44,9 @@ def test_parse_refuses_unknown_tools(app):
 
 
 @pytest.mark.slow
-def test_run_in_the_foreground(app, session, provider, offer, cipher, trial_server, tmp_path: Path):
+def test_run_in_the_foreground(app, session, provider, offer, cipher, policy, trial_server, tmp_path: Path):
     data = server_data(trial_server, offer_id=offer.id, host_key_fingerprint=trial_server.host_fingerprint)
-    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=policy)
     params = [f"--param={name}={value}" for name, value in quick_params(tmp_path).items()]
     result = app.test_cli_runner().invoke(args=["bench", "run", str(server.id), "--suite", "quick", *params])
     assert result.exit_code == 0, result.output
@@ -56,9 +56,9 @@ def test_run_in_the_foreground(app, session, provider, offer, cipher, trial_serv
     assert any(c["check"] == "storage_type" for c in summary["comparisons"])
 
 
-def test_run_with_a_bad_parameter_names_it(app, session, provider, cipher, trial_server):
+def test_run_with_a_bad_parameter_names_it(app, session, provider, cipher, policy, trial_server):
     data = server_data(trial_server, host_key_fingerprint=trial_server.host_fingerprint)
-    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=policy)
     result = app.test_cli_runner().invoke(args=["bench", "run", str(server.id), "--param", "fio_seconds=0"])
     assert result.exit_code == 1
     assert "params.fio_seconds" in result.output

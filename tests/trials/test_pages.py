@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from app.models.jobs import Job, JobState
 from app.models.trials import BenchRun, TrialServer
 from app.services import trials
 from tests.bench_support.sshd import Sshd
@@ -37,8 +38,12 @@ def test_register_confirm_key_run_and_read_results(
     page = client.get(f"/trial-servers/{server.id}").get_data(as_text=True)
     assert "未确认" in page and "PRIVATE KEY" not in page
 
-    fetched = client.post(f"/trial-servers/{server.id}/host-key").get_data(as_text=True)
-    assert trial_server.host_fingerprint in fetched
+    queued = client.post(f"/trial-servers/{server.id}/host-key")
+    assert queued.status_code == 302  # a job, not SSH inside the request
+    job = session.exec(select(Job).where(Job.kind == trials.HOST_KEY_KIND)).one()
+    assert job.params == {"server_id": server.id} and job.state == JobState.succeeded
+    fetched = client.get(queued.headers["Location"]).get_data(as_text=True)
+    assert trial_server.host_fingerprint in fetched and 'id="fetched-key"' in fetched
     pin = client.post(
         f"/trial-servers/{server.id}/host-key/pin",
         data={"fingerprint": trial_server.host_fingerprint, "key_type": "ssh-ed25519"},
@@ -94,18 +99,22 @@ def test_bad_form_input_is_shown_under_the_field(login, provider, trial_server: 
     assert session.exec(select(TrialServer)).all() == []
 
 
-def test_start_refused_until_the_key_is_pinned(login, provider, cipher, trial_server: Sshd, session: Session):
+def test_start_refused_until_the_key_is_pinned(
+    login, provider, cipher, policy, trial_server: Sshd, session: Session
+):
     server = trials.create_server(
-        session, provider_id=provider.id, data=server_data(trial_server), cipher=cipher
+        session, provider_id=provider.id, data=server_data(trial_server), cipher=cipher, policy=policy
     )
     response = login("analyst").post(f"/trial-servers/{server.id}/runs", data={"suite": "quick"})
     assert response.status_code == 422
     assert 'id="run-key-error"' in response.get_data(as_text=True)
 
 
-def test_bad_run_parameter_is_shown_under_it(login, provider, cipher, trial_server: Sshd, session: Session):
+def test_bad_run_parameter_is_shown_under_it(
+    login, provider, cipher, policy, trial_server: Sshd, session: Session
+):
     data = server_data(trial_server, host_key_fingerprint=trial_server.host_fingerprint)
-    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=policy)
     response = login("analyst").post(
         f"/trial-servers/{server.id}/runs", data={"suite": "quick", "fio_seconds": "0"}
     )
@@ -113,9 +122,11 @@ def test_bad_run_parameter_is_shown_under_it(login, provider, cipher, trial_serv
     assert 'id="p-fio_seconds-error"' in response.get_data(as_text=True)
 
 
-def test_viewers_cannot_change_anything(login, provider, cipher, trial_server: Sshd, session: Session):
+def test_viewers_cannot_change_anything(
+    login, provider, cipher, policy, trial_server: Sshd, session: Session
+):
     server = trials.create_server(
-        session, provider_id=provider.id, data=server_data(trial_server), cipher=cipher
+        session, provider_id=provider.id, data=server_data(trial_server), cipher=cipher, policy=policy
     )
     client = login("viewer")
     assert client.get(f"/trial-servers/{server.id}").status_code == 200

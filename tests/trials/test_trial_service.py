@@ -30,10 +30,14 @@ def field_errors(exc: InvalidInput) -> set[str]:
 
 # ---------------------------------------------------------------- registry and secrets
 def test_secret_is_encrypted_at_rest_and_never_audited(
-    session: Session, provider, offer, cipher, trial_server
+    session: Session, provider, offer, cipher, policy, trial_server
 ):
     server = trials.create_server(
-        session, provider_id=provider.id, data=server_data(trial_server, offer_id=offer.id), cipher=cipher
+        session,
+        provider_id=provider.id,
+        data=server_data(trial_server, offer_id=offer.id),
+        cipher=cipher,
+        policy=policy,
     )
     raw = session.execute(
         sa.text("SELECT secret_encrypted FROM trial_server WHERE id = :id"), {"id": server.id}
@@ -63,78 +67,109 @@ def test_secret_is_encrypted_at_rest_and_never_audited(
         ({"colour": "blue"}, "colour"),
     ],
 )
-def test_bad_input_names_the_field(session: Session, provider, cipher, trial_server, change, field):
+def test_bad_input_names_the_field(session: Session, provider, cipher, policy, trial_server, change, field):
     with pytest.raises(InvalidInput) as caught:
         trials.create_server(
-            session, provider_id=provider.id, data=server_data(trial_server, **change), cipher=cipher
+            session,
+            provider_id=provider.id,
+            data=server_data(trial_server, **change),
+            cipher=cipher,
+            policy=policy,
         )
     assert field in field_errors(caught.value)
     assert session.exec(select(TrialServer)).all() == []
 
 
 def test_update_keeps_blank_secrets_and_unpins_a_moved_server(
-    session: Session, provider, cipher, trial_server
+    session: Session, provider, cipher, policy, trial_server
 ):
     data = server_data(trial_server, host_key_fingerprint=trial_server.host_fingerprint)
-    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=policy)
     assert server.host_key_pinned_at is not None
     renamed = trials.update_server(
-        session, server_id=server.id, data={"name": "改名", "private_key": ""}, cipher=cipher
+        session,
+        server_id=server.id,
+        data={"name": "改名", "private_key": "", "version": server.version},
+        cipher=cipher,
+        policy=policy,
     )
     assert renamed.name == "改名" and renamed.host_key_fingerprint == trial_server.host_fingerprint
-    assert trials.ssh_target(renamed, cipher).private_key == trial_server.user_key_text
-    moved = trials.update_server(session, server_id=server.id, data={"port": 2200}, cipher=cipher)
+    assert trials.ssh_target(renamed, cipher, policy=policy).private_key == trial_server.user_key_text
+    moved = trials.update_server(
+        session,
+        server_id=server.id,
+        data={"port": 2200, "version": renamed.version},
+        cipher=cipher,
+        policy=policy,
+    )
     assert moved.host_key_fingerprint is None  # a different endpoint must be confirmed again
     switched = trials.update_server(
-        session, server_id=server.id, data={"auth_method": "password", "password": "s3cret"}, cipher=cipher
+        session,
+        server_id=server.id,
+        data={"auth_method": "password", "password": "s3cret", "version": moved.version},
+        cipher=cipher,
+        policy=policy,
     )
-    target = trials.ssh_target(switched, cipher, pinned=False)
+    target = trials.ssh_target(switched, cipher, policy=policy, pinned=False)
     assert (target.password, target.private_key) == ("s3cret", None)
 
 
-def test_peer_must_be_another_server_of_the_provider(session: Session, provider, cipher, trial_server):
+def test_peer_must_be_another_server_of_the_provider(
+    session: Session, provider, cipher, policy, trial_server
+):
     first = trials.create_server(
-        session, provider_id=provider.id, data=server_data(trial_server), cipher=cipher
+        session, provider_id=provider.id, data=server_data(trial_server), cipher=cipher, policy=policy
     )
     with pytest.raises(InvalidInput) as caught:
-        trials.update_server(session, server_id=first.id, data={"peer_id": first.id}, cipher=cipher)
+        trials.update_server(
+            session,
+            server_id=first.id,
+            data={"peer_id": first.id, "version": first.version},
+            cipher=cipher,
+            policy=policy,
+        )
     assert field_errors(caught.value) == {"peer_id"}
     second = trials.create_server(
         session,
         provider_id=provider.id,
         data=server_data(trial_server, name="B", peer_id=first.id),
         cipher=cipher,
+        policy=policy,
     )
     assert second.peer_id == first.id
 
 
 # ---------------------------------------------------------------- host keys
-def test_host_key_is_fetched_for_confirmation_then_pinned(session: Session, provider, cipher, trial_server):
+def test_host_key_is_fetched_for_confirmation_then_pinned(
+    session: Session, provider, cipher, policy, trial_server
+):
     server = trials.create_server(
-        session, provider_id=provider.id, data=server_data(trial_server), cipher=cipher
+        session, provider_id=provider.id, data=server_data(trial_server), cipher=cipher, policy=policy
     )
     with pytest.raises(InvalidInput) as caught:
         bench_runs.start_run(session, server_id=server.id, suite="quick")
     assert field_errors(caught.value) == {"host_key_fingerprint"}
-    key_type, fingerprint = trials.fetch_host_key(server, cipher)
+    key_type, fingerprint = trials.fetch_host_key(server, cipher, policy=policy)
     assert (key_type, fingerprint) == ("ssh-ed25519", trial_server.host_fingerprint)
     pinned = trials.pin_host_key(session, server_id=server.id, fingerprint=f"256 {fingerprint} x (ED25519)")
     assert pinned.host_key_fingerprint == trial_server.host_fingerprint
 
 
-def test_fetching_from_a_closed_port_is_a_field_error(session: Session, provider, cipher, trial_server):
+def test_fetching_from_a_closed_port_is_a_field_error(
+    session: Session, provider, cipher, policy, trial_server
+):
     data = server_data(trial_server, port=1)
-    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=policy)
     with pytest.raises(InvalidInput, match="connection refused"):
-        trials.fetch_host_key(server, cipher)
+        trials.fetch_host_key(server, cipher, policy=policy)
 
 
 # ---------------------------------------------------------------- runs
 @pytest.fixture
-def pinned(session: Session, provider, offer, cipher, trial_server: Sshd) -> TrialServer:
+def pinned(session: Session, provider, offer, cipher, policy, trial_server: Sshd) -> TrialServer:
     """A trial server for the provider's offer, host key pinned."""
     data = server_data(trial_server, offer_id=offer.id, host_key_fingerprint=trial_server.host_fingerprint)
-    return trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    return trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=policy)
 
 
 def test_quick_run_on_the_queue_stores_everything_and_raises_red_flag_12(
@@ -174,10 +209,14 @@ def test_quick_run_on_the_queue_stores_everything_and_raises_red_flag_12(
 
 
 def test_wrong_password_gives_a_failed_run_and_job(
-    immediate_jobs, session: Session, pinned: TrialServer, cipher
+    immediate_jobs, session: Session, pinned: TrialServer, cipher, policy
 ):
     trials.update_server(
-        session, server_id=pinned.id, data={"auth_method": "password", "password": "wrong"}, cipher=cipher
+        session,
+        server_id=pinned.id,
+        data={"auth_method": "password", "password": "wrong", "version": pinned.version},
+        cipher=cipher,
+        policy=policy,
     )
     with immediate_jobs.app_context():
         run = bench_runs.start_run(session, server_id=pinned.id, suite="quick")
@@ -241,7 +280,7 @@ def test_bad_run_requests_name_the_field(session: Session, pinned: TrialServer, 
 
 
 def test_foreground_run_and_comparison_of_two_runs(
-    session: Session, pinned: TrialServer, cipher, tmp_path: Path
+    session: Session, pinned: TrialServer, cipher, policy, tmp_path: Path
 ):
     events = []
     ids = []
@@ -249,7 +288,9 @@ def test_foreground_run_and_comparison_of_two_runs(
         run = bench_runs.create_run(
             session, server_id=pinned.id, suite="quick", params=quick_params(tmp_path)
         )
-        done = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, echo=events.append)
+        done = bench_runs.execute_run(
+            session, run_id=run.id, cipher=cipher, policy=policy, echo=events.append
+        )
         assert done.state == RunState.succeeded
         ids.append(done.id)
     assert events[-1].event == "done"

@@ -148,7 +148,7 @@ def test_history_shows_who_changed_what(login, make_provider):
 
 def test_record_delete_is_in_history(login, make_provider):
     provider = make_provider(datacenters=[{"name": "将被删除", "province": "北京"}])
-    client = login("analyst", "erin")
+    client = login("admin", "erin")
     dc = provider.datacenters[0].id
     assert (
         client.post(f"/providers/{provider.id}/datacenters/{dc}/delete", data={"version": "1"}).status_code

@@ -1,4 +1,4 @@
-"""Role matrix: viewers read, analysts edit, admins also delete providers."""
+"""Role matrix: viewers read, analysts edit, admins also delete providers and their nested records."""
 
 from __future__ import annotations
 
@@ -71,12 +71,28 @@ def test_analyst_edits_but_cannot_delete_provider(login, seeded, session):
     )
     assert response.status_code == 302, response.get_data(as_text=True)[:2000]
 
-    response = client.post(f"/providers/{pid}/offers/{seeded.offers[0].id}/delete", data={"version": "2"})
-    assert response.status_code == 302
+    offer = seeded.offers[0].id
+    html = client.get(f"/providers/{pid}").get_data(as_text=True)
+    assert f"/providers/{pid}/offers/{offer}/edit" in html
+    assert f"/providers/{pid}/offers/{offer}/delete" not in html  # deleting is for admins
+    response = client.post(f"/providers/{pid}/offers/{offer}/delete", data={"version": "2"})
+    assert response.status_code == 403
+    session.expire_all()
+    assert [o.id for o in session.get(Provider, pid).offers] == [offer]
 
     assert client.get(f"/providers/{pid}/delete").status_code == 403
     assert client.post(f"/providers/{pid}/delete", data={"version": "3"}).status_code == 403
     assert session.get(Provider, pid) is not None
+
+
+def test_admin_deletes_a_nested_record(login, seeded, session):
+    client = login("admin")
+    pid, offer = seeded.id, seeded.offers[0].id
+    assert f"/providers/{pid}/offers/{offer}/delete" in client.get(f"/providers/{pid}").get_data(as_text=True)
+    response = client.post(f"/providers/{pid}/offers/{offer}/delete", data={"version": "1"})
+    assert response.status_code == 302
+    session.expire_all()
+    assert session.get(Provider, pid).offers == []
 
 
 def test_admin_deletes_after_confirmation(login, seeded, session):

@@ -38,7 +38,7 @@ def test_bad_new_user_names_the_field_and_keeps_input(login):
     )
     html = response.get_data(as_text=True)
     assert response.status_code == 422
-    assert "密码至少 8 位" in html and 'value="abc"' in html
+    assert "密码至少 10 个字符" in html and 'value="abc"' in html
 
 
 def test_role_change_and_deactivation_are_audited(login, make_user, session):
@@ -80,3 +80,38 @@ def test_password_reset(app, login, make_user, session):
         select(AuditEntry).where(AuditEntry.entity == "user", AuditEntry.action == "update")
     ).all()
     assert entry == []  # a password change is not copied into the audit trail
+
+
+def test_admin_page_refuses_weak_passwords_on_create_and_reset(login, make_user, session):
+    admin = login("admin")
+    created = admin.post("/admin/users", data={"username": "dan", "password": "password12", "role": "viewer"})
+    assert created.status_code == 422 and "常见密码" in created.get_data(as_text=True)
+    make_user("erin", "viewer")
+    erin = _user(session, "erin")
+    reset = admin.post(f"/admin/users/{erin.id}", data={"password": "erin-erin-erin"})
+    assert reset.status_code == 422 and "用户名" in reset.get_data(as_text=True)
+    assert _user(session, "erin").password_hash == erin.password_hash
+
+
+def test_admin_page_lists_tokens_with_last_use_and_revokes_them(app, login, make_user, session):
+    from app.services import users
+
+    admin = login("admin")
+    make_user("fay", "viewer")
+    token = users.issue_token(session, username="fay", expires_days=30)
+    assert (
+        app.test_client().get("/api/v1/providers", headers={"Authorization": f"Bearer {token}"}).status_code
+        == 200
+    )
+    (row, _owner), *_ = users.list_tokens(session)
+    html = admin.get("/admin/users").get_data(as_text=True)
+    assert 'id="api-tokens"' in html and "fay" in html and "从未使用" not in html and "不过期" not in html
+    assert f'action="/admin/tokens/{row.id}/revoke"' in html and "data-confirm=" in html
+    assert admin.post(f"/admin/tokens/{row.id}/revoke").status_code == 302
+    assert (
+        app.test_client().get("/api/v1/providers", headers={"Authorization": f"Bearer {token}"}).status_code
+        == 401
+    )
+    assert "已吊销" in admin.get("/admin/users").get_data(as_text=True)
+    assert login("analyst").post(f"/admin/tokens/{row.id}/revoke").status_code == 403
+    assert admin.post("/admin/tokens/99999/revoke").status_code == 404

@@ -1,0 +1,75 @@
+"""Password policy applied wherever a password is set, and hashing that takes the same time for everyone."""
+
+from __future__ import annotations
+
+import functools
+import secrets
+
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from app.services.errors import InvalidInput
+
+MIN_LENGTH = 10
+MAX_LENGTH = 128
+# zxcvbn scores 0-4; below 3 means fewer than 10^8 guesses: a common password, a word or a simple pattern.
+MIN_SCORE = 3
+# zxcvbn refuses longer input; a passphrase longer than this is judged by its start.
+SCORED_PREFIX = 72
+
+
+def _refuse(zh: str, en: str) -> InvalidInput:
+    return InvalidInput(f"密码{zh} (password {en})", field="password")
+
+
+@functools.cache
+def _common_passwords() -> frozenset[str]:
+    from zxcvbn.frequency_lists import FREQUENCY_LISTS  # imported when a password is set, not at start-up
+
+    return frozenset(FREQUENCY_LISTS["passwords"])
+
+
+def _is_common(password: str) -> bool:
+    return password.casefold() in _common_passwords()
+
+
+def _score(password: str, username: str) -> int:
+    from zxcvbn import zxcvbn
+
+    return int(zxcvbn(password[:SCORED_PREFIX], user_inputs=[username, "gpuvet"])["score"])
+
+
+def check_policy(password: str, *, username: str) -> None:
+    """Raise InvalidInput naming the rule a new password breaks: length, the user name, a common password."""
+    password = password or ""
+    name = (username or "").strip().casefold()
+    if len(password) < MIN_LENGTH:
+        raise _refuse(f"至少 {MIN_LENGTH} 个字符", f"needs {MIN_LENGTH}+ characters")
+    if len(password) > MAX_LENGTH:
+        raise _refuse(f"最多 {MAX_LENGTH} 个字符", f"may have at most {MAX_LENGTH} characters")
+    if name and (password.casefold() == name or (len(name) >= 3 and name in password.casefold())):
+        raise _refuse("不能是或包含用户名", "must not be or contain the user name")
+    if _is_common(password):
+        raise _refuse("是常见密码，请换一个", "is a common password; choose another")
+    if _score(password, name) < MIN_SCORE:
+        raise _refuse(
+            "太容易猜到（常见词、键盘序列或简单规律），请用更长的词组",
+            "is too easy to guess (common words, keyboard runs or simple patterns); use a longer passphrase",
+        )
+
+
+def hash_password(password: str) -> str:
+    """Salted hash of a password for storage."""
+    return generate_password_hash(password)
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    return generate_password_hash(secrets.token_urlsafe(16))
+
+
+def verify(password_hash: str | None, password: str) -> bool:
+    """Check a password; with no stored hash (unknown user) check a dummy one so both take as long."""
+    if password_hash is None:
+        check_password_hash(_dummy_hash(), password or "")
+        return False
+    return check_password_hash(password_hash, password or "")

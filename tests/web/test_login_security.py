@@ -1,0 +1,258 @@
+"""Login throttling per account and address (kept in the database), and sessions that end on the server."""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from pathlib import Path
+
+import pytest
+from sqlmodel import select
+
+from app.models import LoginFailure, User
+from app.services import login_throttle, passwords
+from tests.conftest import PASSWORD
+
+NEW = "violet tractor 47 umbrella"
+
+
+def _fail(client, username: str, password: str = "wrong password here"):
+    return client.post("/login", data={"username": username, "password": password})
+
+
+def test_an_account_is_throttled_after_five_failures_with_a_wait_shown(app, make_user):
+    make_user("alice", "analyst")
+    client = app.test_client()
+    for _ in range(login_throttle.ACCOUNT_LIMIT):
+        assert _fail(client, "alice").status_code == 401
+    response = _fail(client, "alice", PASSWORD)  # even the right password waits now
+    assert response.status_code == 429
+    retry_after = int(response.headers["Retry-After"])
+    assert 0 < retry_after <= login_throttle.WINDOW.total_seconds()
+    html = response.get_data(as_text=True)
+    assert "登录失败次数过多，请 15 分钟后再试" in html
+    assert "/providers" not in response.headers.get("Location", "")
+
+
+def test_the_throttle_message_is_translated(app, make_user):
+    make_user("alice", "analyst")
+    client = app.test_client()
+    client.get("/lang/en")
+    for _ in range(login_throttle.ACCOUNT_LIMIT + 1):
+        response = _fail(client, "alice")
+    assert response.status_code == 429
+    assert "Too many failed logins; try again in 15 minutes" in response.get_data(as_text=True)
+
+
+def test_the_account_throttle_ends_when_old_failures_age_out(app, make_user, session):
+    make_user("alice", "analyst")
+    client = app.test_client()
+    for _ in range(login_throttle.ACCOUNT_LIMIT):
+        _fail(client, "alice")
+    for row in session.exec(select(LoginFailure)).all():
+        row.failed_at = row.failed_at - login_throttle.WINDOW
+    session.commit()
+    assert _fail(client, "alice", PASSWORD).status_code == 302
+
+
+def test_a_good_login_clears_the_account_count(app, make_user):
+    make_user("alice", "analyst")
+    client = app.test_client()
+    for _ in range(login_throttle.ACCOUNT_LIMIT - 1):
+        _fail(client, "alice")
+    assert _fail(client, "alice", PASSWORD).status_code == 302
+    other = app.test_client()
+    for _ in range(login_throttle.ACCOUNT_LIMIT - 1):
+        assert _fail(other, "alice").status_code == 401
+    assert _fail(other, "alice", PASSWORD).status_code == 302
+
+
+def test_an_address_is_throttled_across_account_names(app, make_user, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(login_throttle, "ADDRESS_LIMIT", 4)
+    make_user("bob", "viewer")
+    guesser = app.test_client()
+    guesser.environ_base["REMOTE_ADDR"] = "203.0.113.9"
+    for index in range(4):
+        assert _fail(guesser, f"name{index}").status_code == 401
+    assert _fail(guesser, "bob", PASSWORD).status_code == 429
+    elsewhere = app.test_client()
+    elsewhere.environ_base["REMOTE_ADDR"] = "198.51.100.7"
+    assert _fail(elsewhere, "bob", PASSWORD).status_code == 302  # bob, from his own address, gets in
+
+
+def _fail_in_another_process(database_url: str, instance: str, count: int) -> None:
+    from app import create_app
+    from app.config import Settings
+
+    settings = Settings(GPUVET_INSTANCE_PATH=Path(instance), DATABASE_URL=database_url)
+    flask_app = create_app(settings, TESTING=True)
+    flask_app.config["WTF_CSRF_ENABLED"] = False
+    client = flask_app.test_client()
+    for _ in range(count):
+        assert _fail(client, "carol").status_code == 401
+
+
+def test_the_count_holds_across_worker_processes(app, make_user, database_url: str, tmp_path: Path):
+    make_user("carol", "analyst")
+    spawn = multiprocessing.get_context("spawn")
+    worker = spawn.Process(
+        target=_fail_in_another_process,
+        args=(database_url, str(tmp_path / "other"), login_throttle.ACCOUNT_LIMIT),
+    )
+    worker.start()
+    worker.join(120)
+    assert worker.exitcode == 0
+    assert _fail(app.test_client(), "carol", PASSWORD).status_code == 429
+
+
+def test_a_parallel_burst_gets_no_more_password_checks_than_the_limit(
+    app, make_user, monkeypatch: pytest.MonkeyPatch
+):
+    make_user("dora", "viewer")
+    checks: list[int] = []
+    real = passwords.check_password_hash
+    monkeypatch.setattr(passwords, "check_password_hash", lambda h, p: checks.append(1) or real(h, p))
+    statuses: list[int] = []
+
+    def guess() -> None:
+        statuses.append(_fail(app.test_client(), "dora").status_code)
+
+    threads = [threading.Thread(target=guess) for _ in range(3 * login_throttle.ACCOUNT_LIMIT)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert len(statuses) == len(threads) and set(statuses) <= {401, 429} and 429 in statuses
+    assert len(checks) <= login_throttle.ACCOUNT_LIMIT
+
+
+def test_a_throttled_attempt_does_not_extend_the_lockout(app, make_user, session):
+    make_user("dora", "viewer")
+    client = app.test_client()
+    for _ in range(login_throttle.ACCOUNT_LIMIT + 3):
+        _fail(client, "dora")
+    assert len(session.exec(select(LoginFailure)).all()) == login_throttle.ACCOUNT_LIMIT
+
+
+# ---------------------------------------------------------------- sessions end on the server
+
+
+def _logged_in(app, name: str):
+    client = app.test_client()
+    assert client.post("/login", data={"username": name, "password": PASSWORD}).status_code == 302
+    return client
+
+
+def _still_in(client) -> bool:
+    response = client.get("/providers")
+    return response.status_code == 200
+
+
+def test_logout_ends_a_copied_session_cookie(app, make_user):
+    make_user("erin", "viewer")
+    client = _logged_in(app, "erin")
+    stolen = app.test_client()
+    stolen.set_cookie("session", client.get_cookie("session").value)
+    assert _still_in(stolen)
+    client.post("/logout")
+    assert not _still_in(stolen)
+    assert not _still_in(client)
+
+
+def test_logout_ends_the_users_other_sessions(app, make_user):
+    make_user("erin", "viewer")
+    laptop, phone = _logged_in(app, "erin"), _logged_in(app, "erin")
+    laptop.post("/logout")
+    assert phone.get("/providers").status_code == 302  # back to the login page
+    assert _still_in(_logged_in(app, "erin"))
+
+
+def test_an_admin_password_reset_ends_the_users_sessions(app, login, make_user, session):
+    make_user("frank", "analyst")
+    frank = _logged_in(app, "frank")
+    admin = login("admin")
+    user = session.exec(select(User).where(User.username == "frank")).one()
+    assert admin.post(f"/admin/users/{user.id}", data={"password": NEW}).status_code == 302
+    assert not _still_in(frank)
+    assert _still_in(admin)
+
+
+def test_deactivation_ends_the_users_sessions_and_reactivation_does_not_revive_them(
+    app, login, make_user, session
+):
+    make_user("gina", "analyst")
+    gina = _logged_in(app, "gina")
+    admin = login("admin")
+    user = session.exec(select(User).where(User.username == "gina")).one()
+    admin.post(f"/admin/users/{user.id}", data={"role": "analyst", "active": "false"})
+    assert not _still_in(gina)
+    admin.post(f"/admin/users/{user.id}", data={"role": "analyst", "active": "true"})
+    assert not _still_in(gina)
+
+
+def test_session_version_changes_are_not_audited(app, make_user, session):
+    from app.models import AuditEntry
+
+    make_user("hana", "viewer")
+    _logged_in(app, "hana").post("/logout")
+    changes = [entry.changes for entry in session.exec(select(AuditEntry)).all()]
+    assert all("session_version" not in change for change in changes)
+
+
+# ---------------------------------------------------------------- changing one's own password
+
+
+def test_changing_ones_own_password_keeps_this_session_and_ends_the_others(app, make_user):
+    make_user("ivan", "viewer")
+    here, there = _logged_in(app, "ivan"), _logged_in(app, "ivan")
+    assert "修改密码" in here.get("/account").get_data(as_text=True)
+    response = here.post(
+        "/account", data={"current_password": PASSWORD, "new_password": NEW, "confirm_password": NEW}
+    )
+    assert response.status_code == 302
+    assert _still_in(here)
+    assert not _still_in(there)
+    assert _fail(app.test_client(), "ivan", NEW).status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("form", "message"),
+    [
+        ({"current_password": "wrong one", "new_password": NEW, "confirm_password": NEW}, "当前密码不对"),
+        ({"current_password": PASSWORD, "new_password": NEW, "confirm_password": NEW + "x"}, "不一致"),
+        (
+            {"current_password": PASSWORD, "new_password": "iloveyou12", "confirm_password": "iloveyou12"},
+            "常见密码",
+        ),
+        (
+            {"current_password": PASSWORD, "new_password": "ivan-ivan-1", "confirm_password": "ivan-ivan-1"},
+            "用户名",
+        ),
+    ],
+)
+def test_a_refused_password_change_says_why_and_changes_nothing(app, make_user, form, message):
+    make_user("ivan", "viewer")
+    client = _logged_in(app, "ivan")
+    response = client.post("/account", data=form)
+    assert response.status_code == 422
+    assert message in response.get_data(as_text=True)
+    assert _still_in(client)
+    assert _fail(app.test_client(), "ivan", PASSWORD).status_code == 302
+
+
+def test_the_account_page_needs_a_login(app):
+    response = app.test_client().get("/account")
+    assert response.status_code == 302 and "/login" in response.headers["Location"]
+
+
+def test_guessing_the_current_password_on_the_account_page_is_throttled(app, make_user):
+    make_user("ivan", "viewer")
+    client = _logged_in(app, "ivan")
+    wrong = {"current_password": "not it at all", "new_password": NEW, "confirm_password": NEW}
+    for _ in range(login_throttle.ACCOUNT_LIMIT):
+        assert client.post("/account", data=wrong).status_code == 422
+    right = {"current_password": PASSWORD, "new_password": NEW, "confirm_password": NEW}
+    response = client.post("/account", data=right)
+    assert response.status_code == 429 and int(response.headers["Retry-After"]) > 0
+    assert "登录失败次数过多" in response.get_data(as_text=True)
+    assert _fail(app.test_client(), "ivan", NEW).status_code == 429  # the account is throttled, not changed
