@@ -51,9 +51,11 @@ def gunicorn_server(
         **(extra_env or {}),
     }
     log = instance_path.parent / f"gunicorn-{port}.log"
+    # As scripts/run.sh serves it (gunicorn.conf.py), without the control socket whose default path
+    # every gunicorn on the machine shares.
     command = [
-        sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}",
-        "--timeout", "120", "wsgi:app",
+        sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--no-control-socket",
+        "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--timeout", "120", "wsgi:app",
     ]  # fmt: skip
     with log.open("wb") as output:
         process = subprocess.Popen(

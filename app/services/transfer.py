@@ -915,6 +915,7 @@ def _import(
         progress(len(candidates), len(candidates), "写入数据库 (writing)")
         problems = _write_all(session, list(built.values()))
         report.created = 0 if problems else len(built)
+    progress(len(candidates), len(candidates), "")
     report.problems = problems
     if not candidates and not report.problems:
         report.problems = [ImportProblem(0, "providers", "文件中没有供应商 (the file holds no providers)")]

@@ -76,12 +76,12 @@ def transfer_page() -> Any:
     if job_id is None:
         return _page()
     job = _import_job(job_id)
-    report = import_report(job)
+    view = {**job_view(job), "link": None}  # the result is shown right here
     return _page(
-        report,
+        import_report(job),
         dry_run=job.params.get("dry_run", False),
         filename=job.params.get("filename"),
-        import_job=job_view(job),
+        import_job=view,
     )
 
 

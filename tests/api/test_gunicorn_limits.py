@@ -5,70 +5,20 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from app.config import PROJECT_ROOT
-
-START_TIMEOUT_S = 30
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _wait_until_listening(process: subprocess.Popen, port: int) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail(f"gunicorn exited with {process.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    pytest.fail(f"gunicorn did not listen on {port} within {START_TIMEOUT_S} s")
+from tests.live_server import gunicorn_server
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """gunicorn as scripts/run.sh starts it (same config file), on a free loopback port and a temp SQLite."""
     instance = tmp_path_factory.mktemp("gunicorn")
-    env = {
-        **os.environ,
-        "GPUVET_INSTANCE_PATH": str(instance),
-        "DATABASE_URL": f"sqlite:///{instance / 'gpuvet.sqlite3'}",
-    }
-    port = _free_port()
-    gunicorn = Path(sys.executable).with_name("gunicorn")
-    command = [str(gunicorn), "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}", "--workers", "1"]
-    command.append("--no-control-socket")  # the default socket path is shared with any other gunicorn
-    process = subprocess.Popen(
-        [*command, "wsgi:app"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_until_listening(process, port)
-        yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+    database_url = f"sqlite:///{instance / 'gpuvet.sqlite3'}"
+    with gunicorn_server(database_url=database_url, instance_path=instance / "instance", workers=1) as base:
+        yield int(base.rsplit(":", 1)[1])
 
 
 def _get(port: int, path: str, headers: dict[str, str] | None = None) -> tuple[int, str, str]:
