@@ -49,9 +49,14 @@ def _snapshot(obj: Any) -> dict[str, list[Any]]:
     return {key: [None, value] for key, value in values.items() if value not in (None, [], "")}
 
 
-def creation_changes(obj: Any) -> dict[str, list[Any]]:
-    """What a 'create' entry records for an object: its non-empty column values as [None, value]."""
-    return _snapshot(obj)
+def row_creation_changes(model: type, row: dict[str, Any]) -> dict[str, list[Any]]:
+    """What a 'create' entry records for a row inserted without the ORM (as _snapshot does for objects)."""
+    skipped = SKIPPED | set(getattr(model, "__audit_skip__", ()))
+    changes = {}
+    for key, value in row.items():
+        if key not in skipped and (plain := _plain(value)) not in (None, [], ""):
+            changes[key] = [None, plain]
+    return changes
 
 
 def _changes(obj: Any) -> dict[str, list[Any]]:
