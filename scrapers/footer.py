@@ -8,6 +8,10 @@ Chinese sites write these numbers in many ways; the cases handled here (each has
 tests/data/footers): GBK/GB2312 pages, full-width digits and letters, &nbsp; and line breaks inside
 numbers, numbers split across tags, the number as the text of a link to beian.miit.gov.cn, the
 recordcode= parameter of a beian.gov.cn link, image alt/title text, and Chinese or English labels.
+
+The company name comes, in this order, from a copyright line (© / 版权所有), a label (主办单位,
+运营单位, 网站所有者, 经营主体 ...), a filing line naming it, or a footer line that is nothing but a
+name with a suffix (有限公司, 集团, 研究院, Co., Ltd., Inc. ...); sentences and menu entries never count.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ KIND_ORDER = ("icp_filing", "icp_licence", "licence", "psb_filing", "uscc")
 SOURCES = ("link", "text", "img_alt", "title", "recordcode")
 REGISTRY_HOSTS = ("beian.miit.gov.cn", "beian.gov.cn")
 MAX_LINKED_PAGES = 3
+#: A name on a line of its own counts only among the page's last lines (its footer), not in the body.
+FOOTER_LINES = 40
 
 _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "head", "iframe", "object")
 _BLOCK_TAGS = frozenset(
@@ -66,7 +72,9 @@ _LICENCE_DIGITS = (8,)
 
 _COPYRIGHT = re.compile(r"©|\(c\)|copyright|版权所有|版权", re.I)
 _OPERATOR = re.compile(
-    r"(?:主办单位|运营单位|运营主体|经营主体|网站所有者|主体名称|公司名称|operated by)\s*:?\s*", re.I
+    r"(?:主办单位|主办方|开办单位|运营单位|运营方|运营主体|经营主体|经营单位|网站所有者|网站所有人|"
+    r"主体名称|公司名称|operated by|owned by)\s*:?\s*",
+    re.I,
 )
 _NOISE = re.compile(
     r"all\s+rights\s+reserved\.?|copyright|版权所有|保留所有权利|保留一切权利|版权|所有权利|©|\(c\)|"
@@ -77,9 +85,19 @@ _HAN = "\u3400-\u4dbf\u4e00-\u9fff"
 _ZH_COMPANY = re.compile(
     rf"[{_HAN}A-Za-z][{_HAN}A-Za-z0-9()·&]{{1,60}}?(?:股份有限公司|有限责任公司|有限公司|集团公司|公司)"
 )
-_EN_COMPANY = re.compile(
-    r"[A-Z][A-Za-z0-9&'.-]*(?:\s+[A-Za-z0-9&'.-]+){0,8}?,?\s+"
-    r"(?:Co\.,?\s*Ltd\.?|Company\s+Limited|Limited|Ltd\.?|Inc\.?|Corporation|Corp\.?|LLC)"
+# Bodies named without 公司: groups and institutes (tried only when no 公司 name is in the text).
+_ZH_BODY = re.compile(rf"[{_HAN}A-Za-z][{_HAN}A-Za-z0-9()·&]{{1,60}}?(?:集团|研究院|研究所)")
+_EN_SUFFIX = r"(?:Co\.,?\s*Ltd\.?|Company\s+Limited|Limited|Ltd\.?|Inc\.?|Corporation|Corp\.?|LLC)"
+_EN_COMPANY = re.compile(rf"[A-Z][A-Za-z0-9&'.-]*(?:\s+[A-Za-z0-9&'.-]+){{0,8}}?,?\s+{_EN_SUFFIX}")
+# A line that is nothing but a name: Chinese with a full suffix, or capitalised English words and a suffix.
+_LONE_ZH = re.compile(
+    rf"[{_HAN}A-Za-z][{_HAN}A-Za-z0-9()·&]{{1,40}}(?:股份有限公司|有限责任公司|有限公司|集团公司|集团|研究院|研究所)"
+)
+_EN_WORD = r"(?:[A-Z0-9(][A-Za-z0-9&'.()-]*|&|and|of)"
+_LONE_EN = re.compile(rf"{_EN_WORD}(?:\s+{_EN_WORD}){{0,8}},?\s+{_EN_SUFFIX}")
+# Words that make a line prose or a menu entry ("关于集团", "我们是一家……有限公司"), never a name.
+_NOT_A_NAME = re.compile(
+    r"^(?:关于|加入|联系|走进|了解|进入|返回|访问|欢迎|旗下|下属)|我们|本站|本网站|本公司|是一家|致力|为您|提供|服务于"
 )
 _TOKEN_SPLIT = re.compile(r"[\s|｜/;；,，。:：、]+")
 _FILING_LINE = re.compile(r"ICP备|ICP证|公网安备|[AB][12]-\d")
@@ -328,12 +346,25 @@ def merge_identifiers(items: Iterable[FoundIdentifier]) -> tuple[FoundIdentifier
 # ------------------------------------------------------------------------------------------------ company
 def _company_in(text: str) -> str | None:
     stripped = _NOISE.sub(" ", text)
-    for token in _TOKEN_SPLIT.split(stripped):
-        match = _ZH_COMPANY.search(token)
-        if match:
-            return match.group(0)
+    tokens = _TOKEN_SPLIT.split(stripped)
+    for pattern in (_ZH_COMPANY, _ZH_BODY):
+        for token in tokens:
+            match = pattern.search(token)
+            if match:
+                return match.group(0)
     match = _EN_COMPANY.search(stripped)
     return match.group(0).strip() if match else None
+
+
+def _lone_name(lines: list[str]) -> str | None:
+    """The last footer line that is only a company name (no copyright mark, no label), never a sentence."""
+    for line in reversed(lines[-FOOTER_LINES:]):
+        text = line.strip()
+        if _NOT_A_NAME.search(text):
+            continue
+        if _LONE_ZH.fullmatch(text) or _LONE_EN.fullmatch(text):
+            return text
+    return None
 
 
 def _operator_name(lines: list[str]) -> str | None:
@@ -352,7 +383,7 @@ def _operator_name(lines: list[str]) -> str | None:
 
 
 def company_name(lines: list[str]) -> tuple[str | None, str | None]:
-    """(name, source): the last copyright line naming a company, else an operator label or filing line."""
+    """(name, source): the last copyright line naming a company, else a label, a filing line, a lone name."""
     for line in reversed(lines):
         if _COPYRIGHT.search(line):
             name = _company_in(line)
@@ -366,6 +397,9 @@ def company_name(lines: list[str]) -> tuple[str | None, str | None]:
             name = _company_in(line)
             if name:
                 return name, "filing_line"
+    name = _lone_name(lines)
+    if name:
+        return name, "lone_line"
     return None, None
 
 

@@ -117,8 +117,11 @@ class Section(BaseModel):
     @classmethod
     def _blanks(cls, data: Any) -> Any:
         """Blank text becomes None; a None for a field that has a default means "use the default"."""
-        if not isinstance(data, dict):
-            return data
+        return cls.cleaned(data) if isinstance(data, dict) else data
+
+    @classmethod
+    def cleaned(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """The input with blank text as None and dropped where the field has a default."""
         cleaned = {key: blank_to_none(value) for key, value in data.items()}
         return {
             key: value
@@ -256,8 +259,26 @@ KIND_RULES: list[tuple[str, KindRule]] = []
 REQUIRED = "必填项：{why} (required: {why_en})"
 
 
+class Unanswered(Exception):
+    """A kind rule read a field whose answer is missing or invalid, so the rule cannot judge."""
+
+
+class PartialSection:
+    """The fields of one section that validated (defaults for the rest); reading another raises Unanswered."""
+
+    def __init__(self, name: str, values: dict[str, Any]) -> None:
+        self._name = name
+        self._values = values
+
+    def __getattr__(self, field: str) -> Any:
+        try:
+            return self._values[field]
+        except KeyError:
+            raise Unanswered(f"{self._name}.{field}") from None
+
+
 def kind_rule(section: str) -> Callable[[KindRule], KindRule]:
-    """Register a rule that checks fields of `section` against the workload kind."""
+    """Register a rule that checks one field of `section` against the workload kind."""
 
     def decorator(check: KindRule) -> KindRule:
         KIND_RULES.append((section, check))
@@ -296,16 +317,18 @@ def _nodes(answers: Answers) -> Iterator[FieldError]:
 
 
 @kind_rule("model")
-def _model(answers: Answers) -> Iterator[FieldError]:
-    if answers.kind != WorkloadKind.distributed_training:
-        return
-    if answers.model.parameters_billion is None:
+def _parameters(answers: Answers) -> Iterator[FieldError]:
+    if answers.kind == WorkloadKind.distributed_training and answers.model.parameters_billion is None:
         yield _missing(
             "model.parameters_billion",
             "估算梯度同步流量需要参数量",
             "the parameter count sizes the gradient traffic",
         )
-    if answers.model.target_step_seconds is None:
+
+
+@kind_rule("model")
+def _step_time(answers: Answers) -> Iterator[FieldError]:
+    if answers.kind == WorkloadKind.distributed_training and answers.model.target_step_seconds is None:
         yield _missing(
             "model.target_step_seconds",
             "估算所需内网带宽需要目标步长",
@@ -325,8 +348,9 @@ def _data(answers: Answers) -> Iterator[FieldError]:
 
 @kind_rule("site")
 def _uplink(answers: Answers) -> Iterator[FieldError]:
-    uploading = answers.data.source == DataSource.office_upload and (answers.data.dataset_gb or 0) > 0
-    if uploading and answers.kind != WorkloadKind.interactive_inference and answers.site.uplink_mbps is None:
+    if answers.kind == WorkloadKind.interactive_inference or answers.site.uplink_mbps is not None:
+        return
+    if answers.data.source == DataSource.office_upload and (answers.data.dataset_gb or 0) > 0:
         yield _missing(
             "site.uplink_mbps",
             "数据从办公室上传时须给出上行带宽",
@@ -335,15 +359,19 @@ def _uplink(answers: Answers) -> Iterator[FieldError]:
 
 
 @kind_rule("users")
-def _users(answers: Answers) -> Iterator[FieldError]:
-    if answers.kind != WorkloadKind.interactive_inference:
-        return
-    if not answers.users.user_cities:
+def _user_cities(answers: Answers) -> Iterator[FieldError]:
+    if answers.kind == WorkloadKind.interactive_inference and not answers.users.user_cities:
         yield _missing(
             "users.user_cities",
             "交互式推理须说明用户所在城市",
             "interactive inference needs the users' cities",
         )
+
+
+@kind_rule("users")
+def _model_time(answers: Answers) -> Iterator[FieldError]:
+    if answers.kind != WorkloadKind.interactive_inference:
+        return
     if answers.users.model_time_ms >= answers.users.latency_budget_ms:
         yield FieldError(
             "users.model_time_ms",
@@ -353,17 +381,29 @@ def _users(answers: Answers) -> Iterator[FieldError]:
 
 
 @kind_rule("checkpoint")
-def _checkpoint(answers: Answers) -> Iterator[FieldError]:
-    if not answers.trains:
-        return
-    if answers.checkpoint.size_gb is None:
+def _checkpoint_size(answers: Answers) -> Iterator[FieldError]:
+    if answers.trains and answers.checkpoint.size_gb is None:
         yield _missing("checkpoint.size_gb", "训练须给出检查点大小", "training needs the checkpoint size")
-    if answers.checkpoint.acceptable_stall_seconds is None:
+
+
+@kind_rule("checkpoint")
+def _checkpoint_stall(answers: Answers) -> Iterator[FieldError]:
+    if answers.trains and answers.checkpoint.acceptable_stall_seconds is None:
         yield _missing(
             "checkpoint.acceptable_stall_seconds",
             "训练须给出保存检查点时可接受的停顿",
             "training needs the pause a checkpoint save may cause",
         )
+
+
+def _judged(check: KindRule, answers: Answers) -> list[FieldError]:
+    """The rule's errors; a rule that reads an unanswered field judges nothing."""
+    found: list[FieldError] = []
+    try:
+        found.extend(check(answers))
+    except Unanswered:
+        return []
+    return found
 
 
 def kind_errors(answers: Answers, sections: set[str] | None = None) -> list[FieldError]:
@@ -372,8 +412,57 @@ def kind_errors(answers: Answers, sections: set[str] | None = None) -> list[Fiel
         error
         for section, check in KIND_RULES
         if sections is None or section in sections
-        for error in check(answers)
+        for error in _judged(check, answers)
     ]
+
+
+# ---------------------------------------------------------------- answers that only partly validate
+def _valid_fields(model: type[Section], data: Any) -> dict[str, Any]:
+    """The section's fields whose answers validate on their own, with defaults for those not given."""
+    instance = model.model_construct()
+    values = dict(instance.__dict__)
+    if not isinstance(data, dict):
+        return values if data is None else {}
+    for key, value in model.cleaned(data).items():
+        values.pop(key, None)
+        if key not in model.model_fields:
+            continue
+        try:
+            model.__pydantic_validator__.validate_assignment(instance, key, value)
+        except ValidationError:
+            continue
+        values[key] = getattr(instance, key)
+    return values
+
+
+def provisional(data: dict[str, Any]) -> Answers:
+    """Answers built from the fields that validate, to run the kind rules on; the rest are Unanswered.
+
+    A required section that is absent is unanswered as a whole; an optional one keeps its defaults.
+    """
+    sections = {
+        name: PartialSection(
+            name,
+            {}
+            if data.get(name) is None and Answers.model_fields[name].is_required()
+            else _valid_fields(model, data.get(name)),
+        )
+        for name, model in SECTIONS.items()
+    }
+    return Answers.model_construct(**sections)
+
+
+def _section_order(error: FieldError) -> int:
+    names = list(SECTIONS)
+    section = error.field.split(".", 1)[0].split("[", 1)[0]
+    return names.index(section) if section in names else len(names)
+
+
+def _together(found: list[FieldError], rules: list[FieldError]) -> list[FieldError]:
+    """Validation errors and kind-rule errors in one list, by section, one message per field."""
+    named = {error.field for error in found}
+    merged = found + [error for error in rules if error.field not in named]
+    return sorted(merged, key=_section_order)
 
 
 # ---------------------------------------------------------------- entry points
@@ -384,7 +473,8 @@ def validate_answers(data: Any) -> Answers:
     try:
         answers = Answers.model_validate(data)
     except ValidationError as exc:
-        raise from_validation_error(exc) from None
+        found = from_validation_error(exc).errors
+        raise InvalidInput(_together(found, kind_errors(provisional(data)))) from None
     errors = kind_errors(answers)
     if errors:
         raise InvalidInput(errors)
@@ -399,3 +489,16 @@ def validate_section(name: str, data: Any) -> Section:
         return SECTIONS[name].model_validate(data if data is not None else {})
     except ValidationError as exc:
         raise from_validation_error(exc, prefix=name) from None
+
+
+def validate_step(name: str, data: Any, answers: dict[str, Any]) -> Section:
+    """Validate one step against the stored answers: its section's errors and its kind rules together."""
+    data = data if data is not None else {}
+    rules = kind_errors(provisional({**answers, name: data}), {name})
+    try:
+        section = validate_section(name, data)
+    except InvalidInput as exc:
+        raise InvalidInput(_together(exc.errors, rules)) from None
+    if rules:
+        raise InvalidInput(rules)
+    return section

@@ -39,6 +39,16 @@ class ChecklistItem:
     when: tuple[str, ...] = ()
     red_flags: tuple[int, ...] = ()
     measurements: tuple[str, ...] = ()
+    suite: str | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def bench_command(self) -> str | None:
+        """The gpuvet command that runs this item's suite with its parameters on a trial server."""
+        if self.suite is None:
+            return None
+        params = "".join(f" --param {name}={value}" for name, value in self.params)
+        return f"flask --app wsgi bench run SERVER_ID --suite {self.suite}{params}"
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,9 @@ class Entry:
             "how_zh": item.how_zh,
             "how_en": item.how_en,
             "command": item.command,
+            "suite": item.suite,
+            "params": dict(item.params),
+            "bench_command": item.bench_command,
             "pass_zh": item.pass_zh,
             "pass_en": item.pass_en,
             "target_zh": self.target_zh,
@@ -137,6 +150,8 @@ def items() -> tuple[ChecklistItem, ...]:
             when=tuple(row.get("when", ())),
             red_flags=tuple(evidence.get("red_flags", ())),
             measurements=tuple(evidence.get("measurements", ())),
+            suite=row.get("suite"),
+            params=_suite_params(row),
         )
         unknown = [name for name in item.when if name not in CONDITIONS]
         if unknown or item.topic not in TOPICS:
@@ -145,6 +160,20 @@ def items() -> tuple[ChecklistItem, ...]:
             raise ValueError(f"checklist item {item.key} is listed twice")
         loaded.append(item)
     return tuple(loaded)
+
+
+def _suite_params(row: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """An item's benchmark parameters, checked against the suites and SuiteParams (a typo fails loading)."""
+    from benchmarks.params import SuiteParams
+    from benchmarks.suites import SUITES
+
+    suite, params = row.get("suite"), row.get("params") or {}
+    if suite is None and not params:
+        return ()
+    if suite not in SUITES:
+        raise ValueError(f"checklist item {row['key']}: unknown suite {suite!r}")
+    SuiteParams.model_validate(params)
+    return tuple(sorted(params.items()))
 
 
 def item_keys() -> set[str]:
@@ -200,7 +229,42 @@ MEASUREMENT_TARGETS: dict[str, tuple[Callable[[Needs], float | None], str]] = {
     "read_iops": (lambda needs: needs.read_iops, ">="),
     "write_mb_s": (lambda needs: needs.checkpoint_write_mb_s, ">="),
     "rtt_ms": (lambda needs: needs.network_budget_ms, "<="),
+    "gpu_count": (lambda needs: needs.gpus_per_node, ">="),
 }
+
+
+def _same_gpu(offer: OfferFacts, found: Any) -> bool:
+    wanted = "".join(offer.gpu_model.upper().split())
+    return all(wanted in "".join(name.upper().split()) for name in str(found).split(", "))
+
+
+# Measured words (not numbers) are held against what the offer claims.
+CLAIM_CHECKS: dict[str, Callable[[OfferFacts, Any], bool | None]] = {
+    "storage_type": lambda offer, found: (
+        None if offer.storage_type == "unknown" else found == offer.storage_type
+    ),
+    "gpu_model": _same_gpu,
+    "bandwidth_type": lambda offer, found: (
+        found == "dedicated" if offer.bandwidth_type == "dedicated" else None
+    ),
+}
+
+
+def _verdict(metric: str, value: Any, needs: Needs, offer: OfferFacts) -> tuple[bool | None, str, str]:
+    """Whether a measured value passes (None: nothing to hold it against) and the requirement in words."""
+    if metric in CLAIM_CHECKS:
+        ok = CLAIM_CHECKS[metric](offer, value)
+        claimed = getattr(offer, metric)
+        return (
+            ok,
+            "" if ok is None else f"，报价 {claimed}",
+            "" if ok is None else f", the offer says {claimed}",
+        )
+    target, op = MEASUREMENT_TARGETS.get(metric, (lambda _needs: None, ">="))
+    goal = target(needs)
+    if goal is None or not isinstance(value, int | float):
+        return None, "", ""
+    return COMPARE[op](value, goal), f"，要求 {op} {fmt(goal)}", f", required {op} {fmt(goal)}"
 
 
 def _from_findings(entry: Entry, provider: ProviderFacts) -> None:
@@ -241,13 +305,10 @@ def _from_measurements(entry: Entry, needs: Needs, offers: list[OfferFacts]) -> 
             measured = offer.measurements.get(metric)
             if measured is None:
                 continue
-            target, op = MEASUREMENT_TARGETS.get(metric, (lambda _needs: None, ">="))
-            goal = target(needs)
-            ok = None if goal is None else COMPARE[op](measured.value, goal)
+            ok, goal_zh, goal_en = _verdict(metric, measured.value, needs, offer)
             results.append(ok)
             zh, en = SOURCE_LABELS[measured.source]
-            goal_zh = f"，要求 {op} {fmt(goal)}" if goal is not None else ""
-            goal_en = f", required {op} {fmt(goal)}" if goal is not None else ""
+            shown = fmt(measured.value) if isinstance(measured.value, int | float) else measured.value
             entry.evidence.append(
                 {
                     "kind": "measurement",
@@ -256,8 +317,8 @@ def _from_measurements(entry: Entry, needs: Needs, offers: list[OfferFacts]) -> 
                     "unit": measured.unit,
                     "ok": ok,
                     "message_zh": f"{offer.name or offer.gpu_model}：{metric} = "
-                    f"{fmt(measured.value)} {measured.unit}（{zh}）{goal_zh}",
-                    "message_en": f"{offer.name or offer.gpu_model}: {metric} = {fmt(measured.value)} "
+                    f"{shown} {measured.unit}（{zh}）{goal_zh}",
+                    "message_en": f"{offer.name or offer.gpu_model}: {metric} = {shown} "
                     f"{measured.unit} ({en}){goal_en}",
                     "link": measured.link,
                 }
@@ -292,18 +353,38 @@ def build(
     offers: Iterable[OfferFacts] = (),
     ticks: Iterable[Tick] = (),
     extra_values: dict[str, Any] | None = None,
+    measure_first: dict[str, int] | None = None,
 ) -> list[Entry]:
-    """A case's checklist (for one provider if given): auto-ticked from evidence, hand ticks applied."""
+    """A case's checklist (per provider if given): auto-ticked, hand-ticked, measure-first items added."""
     offers = list(offers)
     values = _values(needs, extra_values or {})
     provider_id = provider.id if provider else None
     by_key = {tick.item_key: tick for tick in ticks if tick.provider_id == provider_id}
+    chosen = select(needs, provider, offers)
+    wanted = measure_first or {}
+    chosen += [item for item in items() if item.key in wanted and item not in chosen]
     entries = []
-    for item in select(needs, provider, offers):
+    for item in chosen:
         entry = Entry(item, target_zh=_fill(item.target_zh, values), target_en=_fill(item.target_en, values))
+        if item.key in wanted:
+            entry.evidence.append(_measure_first_note(item, wanted[item.key]))
         if provider is not None:
             _from_findings(entry, provider)
             _from_measurements(entry, needs, offers)
         entry.tick = by_key.get(item.key)
         entries.append(entry)
     return entries
+
+
+def _measure_first_note(item: ChecklistItem, count: int) -> dict[str, Any]:
+    """Evidence line: how many ranked offers wait on this item's measurement before signing."""
+    command = f"：{item.bench_command}" if item.bench_command else ""
+    command_en = f": {item.bench_command}" if item.bench_command else ""
+    return {
+        "kind": "measure_first",
+        "count": count,
+        "message_zh": f"{count} 个排名中的套餐在这一项上只有典型值或估算值，先实测再签约{command}",
+        "message_en": f"{count} ranked offer(s) rest on a typical value or an estimate here; measure before "
+        f"signing{command_en}",
+        "link": None,
+    }

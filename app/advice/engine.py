@@ -11,7 +11,7 @@ from app.advice.answers import Answers
 from app.advice.facts import OfferFacts
 from app.advice.knowledge import assumptions, load
 from app.advice.numbers import fmt, tidy
-from app.advice.ranking import Assessment, assessment_dict, rank_offers
+from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict, rank_offers
 from app.advice.requirements import Needs, compute_needs, rtt_between
 
 
@@ -144,6 +144,17 @@ def assumption_list() -> list[dict[str, Any]]:
     return out
 
 
+def measure_first_counts(ranked: list[Assessment]) -> dict[str, int]:
+    """Per checklist item, how many ranked (not excluded) offers must be measured on it before signing."""
+    counts: dict[str, int] = {}
+    for a in ranked:
+        if a.verify and not a.excluded:
+            for key in a.verify:
+                item = VERIFY_ITEMS[key]
+                counts[item] = counts.get(item, 0) + 1
+    return counts
+
+
 def advise(
     answers: Answers,
     offers: list[OfferFacts],
@@ -154,5 +165,5 @@ def advise(
     """Compute the needs, rank the offers, and build the case checklist and the FAQ."""
     needs = compute_needs(answers)
     ranked = rank_offers(offers, needs, today=today or date.today())
-    entries = checklist.build(needs, ticks=ticks or [])
+    entries = checklist.build(needs, ticks=ticks or [], measure_first=measure_first_counts(ranked))
     return Advice(answers, needs, ranked, entries, faq.build(needs, ranked))

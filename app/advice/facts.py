@@ -107,6 +107,8 @@ class Measurement:
     link: str | None = None
     at: datetime | None = None
     note: str = ""
+    run_id: int | None = None
+    origin: str = "executed"  # "executed" by gpuvet, or "uploaded" by hand (trusted less)
 
 
 @dataclass(frozen=True)

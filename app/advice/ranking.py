@@ -12,7 +12,7 @@ import gc
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, NamedTuple
 
 from app.advice import cities, sizing
@@ -21,12 +21,15 @@ from app.advice.facts import (
     ASSUMED,
     CLAIMED,
     ESTIMATED,
+    MEASURED,
     SOURCE_LABELS,
     UNKNOWN,
+    VERIFIED,
+    Measurement,
     OfferFacts,
     ProviderFacts,
 )
-from app.advice.knowledge import assumptions, load
+from app.advice.knowledge import assumptions, benchmark_ratios, load
 from app.advice.licensing import Coverage, check_coverage, idc_licences
 from app.advice.numbers import fmt
 from app.advice.reasons import Reason, Texts
@@ -43,6 +46,10 @@ class Figure(NamedTuple):
     source: str
     link: str | None = None
     note: str = ""
+    run_id: int | None = None
+    measured_on: str | None = None
+    stale: bool = False
+    origin: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form with the source spelled out in both languages."""
@@ -57,7 +64,28 @@ class Figure(NamedTuple):
             "source_en": en,
             "link": self.link,
             "note": self.note,
+            "run_id": self.run_id,
+            "measured_on": self.measured_on,
+            "stale": self.stale,
+            "origin": self.origin,
         }
+
+    @classmethod
+    def of(cls, key: str, measured: Measurement, stale: bool) -> Figure:
+        """The figure of a measurement, with its run, date and staleness."""
+        day = measured.at.date().isoformat() if measured.at else None
+        return cls(
+            key,
+            measured.value,
+            measured.unit,
+            measured.source,
+            measured.link,
+            measured.note,
+            measured.run_id,
+            day,
+            stale,
+            measured.origin,
+        )
 
 
 @dataclass
@@ -83,6 +111,8 @@ class CriterionScore:
 
 
 _NO_RTT: dict[str, float] = {}
+_NO_KEYS: frozenset[str] = frozenset()
+_NO_VERIFY: tuple[str, ...] = ()
 
 
 class Assessment:
@@ -98,11 +128,14 @@ class Assessment:
         "marks",
         "offer",
         "office_rtt_ms",
+        "penalty",
         "rank",
         "rtt_figure",
         "score",
+        "stale",
         "sync_s",
         "user_rtt_ms",
+        "verify",
     )
 
     def __init__(self, offer: OfferFacts) -> None:
@@ -120,10 +153,22 @@ class Assessment:
         self.sync_s: float | None = None
         self.score: float | None = None
         self.rank: int | None = None
+        self.stale: frozenset[str] = _NO_KEYS  # keys of measurements older than the configured age
+        self.penalty = 1.0  # score factor for measurements far below the claim
+        self.verify: tuple[str, ...] = _NO_VERIFY  # figure keys to measure before signing
 
-    def exclude(self, code: str, zh: str | Texts, en: str | None = None) -> None:
-        """Record a hard constraint the offer fails (texts may be a function writing both)."""
-        self.excluded.append(Reason(code, zh, en))
+    def exclude(
+        self, code: str, zh: str | Texts, en: str | None = None, *, source: str, key: str = ""
+    ) -> None:
+        """Record a hard constraint the offer fails, with the source (and measuring run) of its figure."""
+        measured = self.offer.measurements.get(key) if key and self.offer.measurements else None
+        link = measured.link if measured is not None and measured.source == source else None
+        self.excluded.append(Reason(code, zh, en, source, link))
+
+    def measure_first(self, key: str, reason: Reason) -> None:
+        """Keep the offer ranked but mark a figure that must be measured before signing."""
+        self.verify = (*self.verify, key)
+        self.marks.append(reason)
 
     def mark(self, code: str, zh: str | Texts, en: str | None = None) -> None:
         """Record something to verify or beware of, without excluding the offer."""
@@ -164,22 +209,25 @@ FIGURES: dict[str, tuple[str, Callable[[OfferFacts], Any], Callable[[OfferFacts]
         lambda o: None,
     ),
     "public_mbps": ("Mbps", lambda o: o.public_mbps, lambda o: None),
+    "storage_type": ("", lambda o: None if o.storage_type == "unknown" else o.storage_type, lambda o: None),
+    "gpu_model": ("", lambda o: o.gpu_model, lambda o: None),
+    "gpu_count": ("GPUs", lambda o: o.gpus_per_node, lambda o: None),
 }
 
 
 def figures_of(a: Assessment) -> list[Figure]:
-    """Every figure the offer was judged on, each with its source and, when measured, the link."""
+    """Every figure the offer was judged on, each with its source and, when measured, run, link and date."""
     offer, out = a.offer, []
+    measurements = offer.measurements or {}
     for key, (unit, claimed, typical) in FIGURES.items():
-        measured = offer.measurements.get(key) if offer.measurements else None
+        measured = measurements.get(key)
         if measured is not None:
-            out.append(
-                Figure(key, measured.value, measured.unit, measured.source, measured.link, measured.note)
-            )
+            out.append(Figure.of(key, measured, key in a.stale))
             continue
         value, source = best(offer, key, claimed(offer), typical(offer))
         out.append(Figure(key, value, unit, source))
-    if a.rtt_figure is not None:
+    out.extend(Figure.of(key, m, key in a.stale) for key, m in measurements.items() if key not in FIGURES)
+    if a.rtt_figure is not None:  # to the buyer's sites, estimated; a measured rtt_ms is from the gpuvet host
         out.append(a.rtt_figure)
     return out
 
@@ -198,12 +246,14 @@ class Context:
     cheapest: float | None = None
     reasons: dict[tuple[Any, ...], Reason] = field(default_factory=dict)
     standing: dict[int, Any] = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
+    stale_before: date | None = None
 
-    def shared(self, key: tuple[Any, ...], code: str, texts: Texts) -> Reason:
+    def shared(self, key: tuple[Any, ...], code: str, texts: Texts, source: str | None = None) -> Reason:
         """One Reason object for every offer that fails the same way (e.g. "needs RDMA, has none")."""
-        reason = self.reasons.get(key)
+        reason = self.reasons.get((*key, source))
         if reason is None:
-            reason = self.reasons[key] = Reason(code, texts)
+            reason = self.reasons[(*key, source)] = Reason(code, texts, None, source)
         return reason
 
 
@@ -309,9 +359,9 @@ class Scope:
     marks: list[Reason] = field(default_factory=list)
     coverage: Coverage | None = None
 
-    def exclude(self, code: str, zh: str | Texts, en: str | None = None) -> None:
-        """Record a hard constraint every offer of this scope fails."""
-        self.excluded.append(Reason(code, zh, en))
+    def exclude(self, code: str, zh: str | Texts, en: str | None = None, *, source: str) -> None:
+        """Record a hard constraint every offer of this scope fails, and the source it rests on."""
+        self.excluded.append(Reason(code, zh, en, source))
 
 
 ProviderConstraint = Callable[[Scope, "Context"], None]
@@ -357,6 +407,7 @@ def _provider_status(scope: Scope, ctx: Context) -> None:
             "provider.status",
             f"该供应商在登记中为“{label}”状态",
             f"the provider is marked {status} in the registry",
+            source=VERIFIED,
         )
 
 
@@ -374,6 +425,7 @@ def _licence(scope: Scope, ctx: Context) -> None:
         standing=standing,
     )
     if coverage.covered is False:
+        coverage.reason.source = coverage.reason.source or CLAIMED
         scope.excluded.append(coverage.reason)
     elif coverage.covered is None:
         scope.marks.append(coverage.reason)
@@ -388,6 +440,7 @@ def _findings(scope: Scope, ctx: Context) -> None:
                 f"finding.{finding.rule_id}",
                 f"资质核查发现阻断问题：{finding.message_zh}",
                 f"the credential check found a blocker: {finding.message_en}",
+                source=VERIFIED,
             )
 
 
@@ -399,6 +452,7 @@ def _compliance(scope: Scope, ctx: Context) -> None:
             "compliance.iso27001",
             "你要求 ISO 27001，登记中没有该供应商有效的 ISO 27001 证书",
             "you require ISO 27001; the registry holds no valid ISO 27001 certificate for this provider",
+            source=CLAIMED,
         )
     if needs.dengbao_level and (provider.dengbao_level or 0) < needs.dengbao_level:
         have = f"{provider.dengbao_level} 级" if provider.dengbao_level else "无记录"
@@ -407,26 +461,45 @@ def _compliance(scope: Scope, ctx: Context) -> None:
             "compliance.dengbao",
             f"你要求等保 {needs.dengbao_level} 级及以上，该供应商为{have}",
             f"you require 等保 (MLPS) level {needs.dengbao_level} or above; this provider has {have_en}",
+            source=CLAIMED,
         )
 
 
 @constraint("gpu")
 def _gpu(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
-    have, want = offer.gpus_per_node, needs.gpus_per_node
+    have, have_source = (
+        best(offer, "gpu_count", offer.gpus_per_node)
+        if offer.measurements
+        else (
+            offer.gpus_per_node,
+            CLAIMED,
+        )
+    )
+    want = needs.gpus_per_node
     if have < want:
         a.excluded.append(
             ctx.shared(
                 ("gpu.per_node", have),
                 "gpu.per_node",
                 lambda: (
-                    f"每节点只有 {have} 张 GPU，你需要每节点 {want} 张",
-                    f"{have} GPUs per node; you need {want} per node",
+                    f"每节点只有 {fmt(have)} 张 GPU（{SOURCE_LABELS[have_source][0]}），"
+                    f"你需要每节点 {want} 张",
+                    f"{fmt(have)} GPUs per node ({SOURCE_LABELS[have_source][1]}); you need {want} per node",
                 ),
+                have_source,
             )
         )
-    if needs.gpu_strict and needs.gpu_models and gpu_preference_rank(needs, offer.gpu_model) is None:
-        model, wanted = offer.gpu_model, needs.gpu_models
+    model, model_source = (
+        best(offer, "gpu_model", offer.gpu_model)
+        if offer.measurements
+        else (
+            offer.gpu_model,
+            CLAIMED,
+        )
+    )
+    if needs.gpu_strict and needs.gpu_models and gpu_preference_rank(needs, model) is None:
+        wanted = needs.gpu_models
         a.excluded.append(
             ctx.shared(
                 ("gpu.model", model),
@@ -435,6 +508,7 @@ def _gpu(a: Assessment, ctx: Context) -> None:
                     f"GPU 型号 {model} 不在你限定的型号（{'、'.join(wanted)}）中",
                     f"GPU model {model} is not one of the required models ({', '.join(wanted)})",
                 ),
+                model_source,
             )
         )
     least = needs.min_gpu_memory_gb
@@ -460,6 +534,7 @@ def _gpu(a: Assessment, ctx: Context) -> None:
                         f"每卡显存 {memory} GB，低于要求的 {least} GB",
                         f"{memory} GB per GPU, below the required {least} GB",
                     ),
+                    CLAIMED,
                 )
             )
 
@@ -499,6 +574,7 @@ def _intranet(a: Assessment, ctx: Context) -> None:
                     f"your gradient sync needs about {gbps} Gbps effective, which calls for RDMA; "
                     "this offer has none",
                 ),
+                CLAIMED,
             )
         )
         return
@@ -520,6 +596,8 @@ def _intranet(a: Assessment, ctx: Context) -> None:
         a.exclude(
             "intranet.too_slow",
             lambda: _too_slow_texts(needs, value, source, effective, transport, sync),  # type: ignore[arg-type]
+            source=source,
+            key="rdma_gbps" if transport != "tcp" else "intranet_gbps",
         )
 
 
@@ -536,30 +614,35 @@ def _too_slow_texts(
     )
 
 
+def storage_kind(offer: OfferFacts) -> str:
+    """The storage type: measured (lsblk / findmnt) when a run found it, else what the offer says."""
+    measured = offer.measurements.get("storage_type") if offer.measurements else None
+    return str(measured.value) if measured is not None else offer.storage_type
+
+
 def _storage_figures(offer: OfferFacts, ctx: Context) -> tuple[tuple[Any, str], tuple[Any, str]]:
     """(value, source) of random-read IOPS and of write MB/s."""
-    typical = ctx.typical_storage.get(offer.storage_type)
+    typical = ctx.typical_storage.get(storage_kind(offer))
     iops = best(offer, "read_iops", offer.nominal_iops, typical["iops"] if typical else None)
     write = best(offer, "write_mb_s", None, typical["write_mb_s"] if typical else None)
     return iops, write
 
 
-def _checkpoint_texts(needs: Needs, write: float, assumed: bool) -> tuple[str, str]:
+def _checkpoint_texts(needs: Needs, write: float, source: str) -> tuple[str, str]:
     stall = sizing.checkpoint_stall_seconds(needs.checkpoint_gb or 0, write)
+    zh, en = SOURCE_LABELS[source]
     return (
-        f"写入约 {fmt(write)} MB/s，保存一次 {fmt(needs.checkpoint_gb)} GB 检查点要停顿约 {fmt(stall)} s，"
-        f"需要 {fmt(needs.checkpoint_write_mb_s)} MB/s"
-        + ("（按存储类型的典型值估算，实测可推翻）" if assumed else ""),
-        f"about {fmt(write)} MB/s of writes stalls training for about {fmt(stall)} s per "
-        f"{fmt(needs.checkpoint_gb)} GB checkpoint; {fmt(needs.checkpoint_write_mb_s)} MB/s is needed"
-        + (" (typical for the storage type; a measurement can overturn this)" if assumed else ""),
+        f"写入约 {fmt(write)} MB/s（{zh}），保存一次 {fmt(needs.checkpoint_gb)} GB 检查点要停顿约 "
+        f"{fmt(stall)} s，需要 {fmt(needs.checkpoint_write_mb_s)} MB/s",
+        f"about {fmt(write)} MB/s of writes ({en}) stalls training for about {fmt(stall)} s per "
+        f"{fmt(needs.checkpoint_gb)} GB checkpoint; {fmt(needs.checkpoint_write_mb_s)} MB/s is needed",
     )
 
 
 @constraint("storage")
 def _storage(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
-    if offer.storage_type == "unknown":
+    if storage_kind(offer) == "unknown":
         a.marks.append(
             ctx.shared(
                 ("storage.unknown",),
@@ -575,22 +658,37 @@ def _storage(a: Assessment, ctx: Context) -> None:
         _capacity(a, ctx)
         return
     (iops, iops_source), (write, write_source) = _storage_figures(offer, ctx)
-    caveat_zh = "（按存储类型的典型值估算，实测可推翻）"
-    caveat_en = " (typical for the storage type; a measurement can overturn this)"
     if needs.read_iops is not None and iops is not None and iops < needs.read_iops:
-        assumed = iops_source == ASSUMED
-        a.exclude(
-            "storage.iops",
-            lambda: (
-                f"随机读 {fmt(iops)} IOPS 低于数据加载需要的 {fmt(needs.read_iops)} IOPS"
-                + (caveat_zh if assumed else ""),
-                f"{fmt(iops)} random-read IOPS is below the {fmt(needs.read_iops)} IOPS the loader needs"
-                + (caveat_en if assumed else ""),
-            ),
-        )
+        texts = lambda: _iops_texts(needs, iops, iops_source)  # noqa: E731
+        if iops_source == ASSUMED:
+            a.measure_first("read_iops", Reason("verify.read_iops", _measure_first(texts), None, ASSUMED))
+        else:
+            a.exclude("storage.iops", texts, source=iops_source, key="read_iops")
     if needs.checkpoint_write_mb_s is not None and write is not None and write < needs.checkpoint_write_mb_s:
-        a.exclude("storage.checkpoint", lambda: _checkpoint_texts(needs, write, write_source == ASSUMED))
+        texts = lambda: _checkpoint_texts(needs, write, write_source)  # noqa: E731
+        if write_source == ASSUMED:
+            a.measure_first("write_mb_s", Reason("verify.write_mb_s", _measure_first(texts), None, ASSUMED))
+        else:
+            a.exclude("storage.checkpoint", texts, source=write_source, key="write_mb_s")
     _capacity(a, ctx)
+
+
+def _measure_first(texts: Texts) -> Texts:
+    """The texts of a shortfall that rests on a typical value only: keep the offer, measure first."""
+
+    def build() -> tuple[str, str]:
+        zh, en = texts()
+        return f"先实测再签约：{zh}", f"measure before signing: {en}"
+
+    return build
+
+
+def _iops_texts(needs: Needs, iops: float, source: str) -> tuple[str, str]:
+    zh, en = SOURCE_LABELS[source]
+    return (
+        f"随机读 {fmt(iops)} IOPS（{zh}）低于数据加载需要的 {fmt(needs.read_iops)} IOPS",
+        f"{fmt(iops)} random-read IOPS ({en}) is below the {fmt(needs.read_iops)} IOPS the loader needs",
+    )
 
 
 def _capacity(a: Assessment, ctx: Context) -> None:
@@ -639,7 +737,8 @@ def _bandwidth(a: Assessment, ctx: Context) -> None:
         return
     if kind == "shared":
         zh, en = BANDWIDTH_TEXTS["bandwidth.shared"]
-        a.excluded.append(ctx.shared(("bandwidth.shared",), "bandwidth.shared", lambda: (zh, en)))
+        source = best(offer, "bandwidth_type", claimed)[1] if offer.measurements else CLAIMED
+        a.excluded.append(ctx.shared(("bandwidth.shared",), "bandwidth.shared", lambda: (zh, en), source))
     elif kind is None:
         zh, en = BANDWIDTH_TEXTS["bandwidth.unknown"]
         a.marks.append(ctx.shared(("bandwidth.unknown",), "bandwidth.unknown", lambda: (zh, en)))
@@ -655,6 +754,7 @@ class Place:
     figure: Figure | None = None
     excluded: list[Reason] = field(default_factory=list)
     marks: list[Reason] = field(default_factory=list)
+    verify: Reason | None = None
 
 
 def _place(offer: OfferFacts, ctx: Context) -> Place:
@@ -675,6 +775,7 @@ def _place(offer: OfferFacts, ctx: Context) -> Place:
                     "latency.no_city",
                     "交互式推理须知道机房位置才能判断时延",
                     "interactive inference needs the datacenter location to judge latency",
+                    UNKNOWN,
                 )
             )
         return place
@@ -695,16 +796,27 @@ def _place(offer: OfferFacts, ctx: Context) -> Place:
     if needs.network_budget_ms is None or not place.user_rtt_ms:
         return place
     worst_city = max(place.user_rtt_ms, key=lambda name: place.user_rtt_ms[name])
-    if worst > needs.network_budget_ms:
-        budget = needs.network_budget_ms
+    budget = needs.network_budget_ms
+    if worst > budget * (1 + ctx.evidence["estimate_exclude_margin"]):
         place.excluded.append(
             Reason(
                 "latency.budget",
-                f"机房在{city.name}，{worst_city}的用户往返约 {fmt(worst)} ms，"
-                f"超过留给网络的 {fmt(budget)} ms",
+                f"机房在{city.name}，{worst_city}的用户往返约 {fmt(worst)} ms（估算），"
+                f"远超留给网络的 {fmt(budget)} ms",
                 f"the datacenter is in {city.name}; users in {worst_city} would see about {fmt(worst)} ms "
-                f"round trip, over the {fmt(budget)} ms left for the network",
+                f"round trip (estimated), far over the {fmt(budget)} ms left for the network",
+                ESTIMATED,
             )
+        )
+    elif worst > budget:
+        place.verify = Reason(
+            "verify.rtt_ms",
+            f"先实测再签约：{worst_city}的用户往返估算约 {fmt(worst)} ms，略超 {fmt(budget)} ms 的预算，"
+            "估算不足以排除，请实测",
+            f"measure before signing: users in {worst_city} are estimated at about {fmt(worst)} ms round "
+            f"trip, a little over the {fmt(budget)} ms budget; an estimate is not enough to exclude, so "
+            "measure it",
+            ESTIMATED,
         )
     return place
 
@@ -724,6 +836,8 @@ def _latency(a: Assessment, ctx: Context) -> None:
         a.excluded.extend(place.excluded)
     if place.marks:
         a.marks.extend(place.marks)
+    if place.verify is not None:
+        a.measure_first("rtt_ms", place.verify)
 
 
 @constraint("budget")
@@ -754,7 +868,97 @@ def _budget(a: Assessment, ctx: Context) -> None:
                 f"每月约 {fmt(value)} 元，超出预算 {fmt(budget)} 元",
                 f"about CNY {fmt(value)} a month, over the CNY {fmt(budget)} budget",
             ),
+            source=CLAIMED,
         )
+
+
+# Measured figures compared with the claim: (key, the claim, which ratio thresholds apply).
+BELOW_CLAIM: tuple[tuple[str, Callable[[OfferFacts], Any], str], ...] = (
+    ("intranet_gbps", lambda o: o.intranet_gbps, "bandwidth"),
+    ("public_mbps", lambda o: o.public_mbps, "bandwidth"),
+    ("read_iops", lambda o: o.nominal_iops, "iops"),
+)
+# The measured figures each criterion rests on (a stale one weighs less in that criterion).
+CRITERION_FIGURES: dict[str, frozenset[str]] = {
+    "intranet": frozenset({"intranet_gbps", "rdma_gbps"}),
+    "storage": frozenset({"read_iops", "write_mb_s", "storage_type"}),
+    "bandwidth": frozenset({"public_mbps", "bandwidth_type"}),
+}
+# The checklist item that settles each figure an offer must be measured on before signing.
+VERIFY_ITEMS = {
+    "read_iops": "fio_randread",
+    "write_mb_s": "fio_checkpoint_write",
+    "rtt_ms": "ping_users",
+    "intranet_gbps": "intranet_iperf3",
+}
+
+
+@constraint("evidence")
+def _evidence(a: Assessment, ctx: Context) -> None:
+    measurements = a.offer.measurements
+    if not measurements:
+        return
+    before = ctx.stale_before
+    stale = frozenset(k for k, m in measurements.items() if m.at is not None and m.at.date() < before)
+    if stale:
+        a.stale = stale
+        days = ctx.evidence["stale_after_days"]
+        oldest = min(measurements[key].at for key in stale)  # type: ignore[type-var]
+        a.marks.append(
+            Reason("evidence.stale", lambda: _stale_texts(sorted(stale), oldest, days), None, MEASURED)
+        )
+    for key, claim_of, kind in BELOW_CLAIM:
+        measured, claimed = measurements.get(key), claim_of(a.offer)
+        if measured is None or not claimed or measured.source not in (MEASURED, VERIFIED):
+            continue
+        ratio = float(measured.value) / float(claimed)
+        pass_at, warn_at = ctx.evidence["ratios"][kind]
+        if ratio >= pass_at:
+            continue
+        verdict = "warn" if ratio >= warn_at else "fail"
+        a.penalty *= float(ctx.evidence["below_claim_factor"][verdict])
+        a.marks.append(
+            Reason(
+                f"evidence.below_claim.{key}",
+                lambda m=measured, c=claimed, r=ratio, v=verdict: _below_claim_texts(m, c, r, v),  # type: ignore[misc]
+                None,
+                measured.source,
+                measured.link,
+            )
+        )
+
+
+def _stale_texts(keys: list[str], oldest: Any, days: int) -> tuple[str, str]:
+    listed = ", ".join(keys)
+    return (
+        f"实测数据已过期（最早于 {oldest:%Y-%m-%d} 测得，超过 {days} 天）：{listed}；"
+        "评分按较低权重计，签约前请重测",
+        f"stale measurements (the oldest taken on {oldest:%Y-%m-%d}, over {days} days ago): {listed}; "
+        "they weigh less in the score, measure again before signing",
+    )
+
+
+def _below_claim_texts(measured: Measurement, claimed: float, ratio: float, verdict: str) -> tuple[str, str]:
+    level_zh, level_en = {"warn": ("偏低", "below par"), "fail": ("不合格", "a failure")}[verdict]
+    run_zh = f"（测试 #{measured.run_id}）" if measured.run_id else ""
+    run_en = f" (run #{measured.run_id})" if measured.run_id else ""
+    return (
+        f"实测 {fmt(measured.value)} {measured.unit}，只有声称 {fmt(claimed)} {measured.unit} 的 "
+        f"{ratio:.0%}{run_zh}，{level_zh}：得分相应降低",
+        f"measured {fmt(measured.value)} {measured.unit}, only {ratio:.0%} of the claimed {fmt(claimed)} "
+        f"{measured.unit}{run_en}, which is {level_en}: the score is lowered",
+    )
+
+
+def _stale_reason(reason: Reason) -> Reason:
+    """The criterion's explanation, saying that it rests on a stale measurement."""
+    return Reason(
+        reason.code,
+        lambda: (
+            f"{reason.zh}（实测已过期，按较低权重计）",
+            f"{reason.en} (stale measurement, weighted less)",
+        ),
+    )
 
 
 # ---------------------------------------------------------------- criteria
@@ -822,7 +1026,8 @@ def _intranet_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
 @criterion("storage")
 def _storage_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
     needs, offer = ctx.needs, a.offer
-    fit = needs.storage_fit.get(offer.storage_type, 0.0)
+    kind = storage_kind(offer)
+    fit = needs.storage_fit.get(kind, 0.0)
     parts = [fit]
     (iops, iops_source), (write, write_source) = _storage_figures(offer, ctx)
     headroom = float(assumptions()["storage"]["headroom"])
@@ -833,7 +1038,7 @@ def _storage_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
     score = sum(parts) / len(parts)
     iops_zh, iops_en = SOURCE_LABELS[iops_source]
     write_zh, write_en = SOURCE_LABELS[write_source]
-    name_zh, name_en = storage_name(offer.storage_type, "zh"), storage_name(offer.storage_type, "en")
+    name_zh, name_en = storage_name(kind, "zh"), storage_name(kind, "en")
     return score, Reason(
         "storage",
         f"{name_zh}，随机读 {fmt(iops)} IOPS（{iops_zh}），写入约 {fmt(write)} MB/s（{write_zh}）",
@@ -941,6 +1146,18 @@ def _transparency_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
 
 
 # ---------------------------------------------------------------- the run
+def evidence_settings() -> dict[str, Any]:
+    """How evidence counts: stale age, estimate margin, claim ratios and score factors (knowledge base)."""
+    settings = assumptions()["evidence"]
+    return {
+        "stale_after_days": int(settings["stale_after_days"]["value"]),
+        "estimate_exclude_margin": float(settings["estimate_exclude_margin"]["value"]),
+        "stale_factor": float(load("scoring")["evidence"]["stale_factor"]),
+        "below_claim_factor": load("scoring")["evidence"]["below_claim_factor"],
+        "ratios": benchmark_ratios(),
+    }
+
+
 def weights_for(needs: Needs) -> dict[str, float]:
     """Criterion weights for the case's workload kind, its priorities boosted."""
     scoring = load("scoring")
@@ -971,12 +1188,15 @@ def rank_offers(offers: list[OfferFacts], needs: Needs, *, today: date) -> list[
 
 
 def _rank(offers: list[OfferFacts], needs: Needs, today: date) -> list[Assessment]:
+    evidence = evidence_settings()
     ctx = Context(
         needs=needs,
         today=today,
         network=network_constants(),
         typical_storage=assumptions()["storage"]["typical"],
         scoring=load("scoring"),
+        evidence=evidence,
+        stale_before=today - timedelta(days=int(evidence["stale_after_days"])),
     )
     assessments = []
     checks = tuple(CONSTRAINTS.values())
@@ -990,14 +1210,17 @@ def _rank(offers: list[OfferFacts], needs: Needs, today: date) -> list[Assessmen
     ctx.cheapest = min(costs) if costs else None
     weights = {name: weight for name, weight in weights_for(needs).items() if weight > 0}
     total = sum(weights.values())
+    stale_factor = float(evidence["stale_factor"])
     for a in eligible:
         points = 0.0
         for name, weight in weights.items():
             score, reason = CRITERIA[name](a, ctx)
             score = min(1.0, max(0.0, score)) if math.isfinite(score) else 0.0
+            if a.stale and a.stale & CRITERION_FIGURES.get(name, _NO_KEYS):
+                score, reason = score * stale_factor, _stale_reason(reason)
             a.criteria.append(CriterionScore(name, weight, score, reason))
             points += weight * score
-        a.score = round(points / total * 100, 1) if total else 0.0
+        a.score = round(points / total * 100 * a.penalty, 1) if total else 0.0
     eligible.sort(
         key=lambda a: (-(a.score or 0.0), a.cost.value if a.cost and a.cost.value else math.inf, a.offer.id)
     )
@@ -1032,6 +1255,10 @@ def assessment_dict(a: Assessment, needs: Needs) -> dict[str, Any]:
         "score": a.score,
         "excluded": bool(a.excluded),
         "excluded_because": [reason.to_dict() for reason in a.excluded],
+        "measure_before_signing": bool(a.verify) and not a.excluded,
+        "verify": [{"key": key, "checklist_key": VERIFY_ITEMS.get(key)} for key in a.verify],
+        "stale": sorted(a.stale),
+        "score_factor": round(a.penalty, 3),
         "marks": [reason.to_dict() for reason in a.marks],
         "reasons": [item.to_dict(labels) for item in a.criteria],
         "figures": [figure.to_dict() for figure in figures_of(a)],

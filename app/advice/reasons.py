@@ -9,16 +9,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from app.advice.facts import SOURCE_LABELS
+
 Texts = Callable[[], tuple[str, str]]
 
 
 class Reason:
     """Why an offer was excluded, marked or scored the way it was."""
 
-    __slots__ = ("_build", "_en", "_zh", "code")
+    __slots__ = ("_build", "_en", "_zh", "code", "link", "source")
 
-    def __init__(self, code: str, zh: str | Texts, en: str | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        zh: str | Texts,
+        en: str | None = None,
+        source: str | None = None,
+        link: str | None = None,
+    ) -> None:
         self.code = code
+        self.source = source  # where the figure the reason rests on came from (facts.SOURCE_LABELS)
+        self.link = link  # the run (or check) that measured it, when there is a page
         if callable(zh):
             self._build: Texts | None = zh
             self._zh = self._en = None
@@ -48,7 +59,11 @@ class Reason:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"code": self.code, "message_zh": self.zh, "message_en": self.en}
+        data: dict[str, Any] = {"code": self.code, "message_zh": self.zh, "message_en": self.en}
+        data["source"], data["link"] = self.source, self.link
+        if self.source is not None:
+            data["source_zh"], data["source_en"] = SOURCE_LABELS[self.source]
+        return data
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Reason) and (self.code, self.zh, self.en) == (other.code, other.zh, other.en)

@@ -68,12 +68,15 @@ class StepPublic(BaseModel):
 
 
 class RunPublic(BaseModel):
-    """A benchmark run: state, claims snapshot, comparisons, steps."""
+    """A benchmark run: origin, state, claims snapshot, comparisons, steps."""
 
     id: int
-    trial_server_id: int
+    trial_server_id: int | None  # None for an uploaded output
     provider_id: int
     offer_id: int | None
+    origin: str  # executed (gpuvet ran it) or uploaded (an analyst's output, trusted less)
+    uploaded_by: str | None
+    raw_sha256: str | None
     job_id: int | None
     suite: str
     params: dict[str, Any]
@@ -95,6 +98,9 @@ def _run_body(run: BenchRun) -> dict[str, Any]:
         "trial_server_id": run.trial_server_id,
         "provider_id": run.provider_id,
         "offer_id": run.offer_id,
+        "origin": run.origin,
+        "uploaded_by": run.uploaded_by_name,
+        "raw_sha256": run.raw_sha256,
         "job_id": run.job_id,
         "suite": run.suite,
         "params": run.params,

@@ -100,3 +100,31 @@ def run_command(server_id: int, suite: str, pairs: tuple[str, ...]) -> None:
         )
     if run.state != "succeeded":
         sys.exit(1)
+
+
+def _upload_tools() -> list[str]:
+    from app.services.bench_uploads import TOOLS
+
+    return list(TOOLS)
+
+
+@bench_group.command("upload")
+@click.argument("offer_id", type=RECORD_ID)
+@click.argument("file", type=click.File("rb"))
+@click.option("--tool", required=True, type=LazyChoice(_upload_tools), help="The tool whose output FILE is.")
+@click.option("--path", type=click.Choice(["intranet", "public", "storage"]), help="What it measured.")
+@click.option("--note", default=None, help="A note kept with the run (where and when it was captured).")
+def upload_command(offer_id: int, file: Any, tool: str, path: str | None, note: str | None) -> None:
+    """Store FILE (a tool output captured by hand, - for stdin) as an uploaded run of OFFER_ID; print JSON."""
+    from app.services import bench_uploads
+
+    data = file.read(bench_uploads.MAX_UPLOAD_BYTES + 1)
+    filename = None if file.name in ("<stdin>", "-") else str(file.name).rsplit("/", 1)[-1]
+    with cli_session() as session:
+        try:
+            run = bench_uploads.upload_output(
+                session, offer_id=offer_id, tool=tool, output=data, path=path, note=note, filename=filename
+            )
+        except ServiceError as exc:
+            fail(exc)
+        print_json(bench_uploads.upload_summary(session, run))

@@ -34,6 +34,13 @@ class RunState(StrEnum):
     interrupted = "interrupted"
 
 
+class RunOrigin(StrEnum):
+    """Where a run's measurements come from: gpuvet executed it, or an analyst uploaded the output."""
+
+    executed = "executed"
+    uploaded = "uploaded"
+
+
 FINAL_RUN_STATES = frozenset({RunState.succeeded, RunState.failed, RunState.cancelled, RunState.interrupted})
 
 
@@ -69,9 +76,18 @@ class BenchRun(SQLModel, table=True):
     __tablename__ = "bench_run"
 
     id: Optional[int] = Field(default=None, primary_key=True)
-    trial_server_id: int = Field(foreign_key="trial_server.id", index=True, ondelete="CASCADE")
+    # An executed run belongs to its trial server (deleted with it); an uploaded output has none.
+    trial_server_id: Optional[int] = Field(
+        default=None, foreign_key="trial_server.id", index=True, ondelete="CASCADE"
+    )
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
     offer_id: Optional[int] = Field(default=None, foreign_key="offer.id", ondelete="SET NULL")
+    # "executed" (gpuvet ran it over SSH) or "uploaded" (an analyst pasted the tool's output; trusted less).
+    origin: str = Field(
+        default=RunOrigin.executed.value, max_length=16, sa_column_kwargs={"server_default": "executed"}
+    )
+    uploaded_by_name: Optional[str] = Field(default=None, max_length=60)
+    raw_sha256: Optional[str] = Field(default=None, max_length=64)  # of the uploaded bytes
     job_id: Optional[int] = Field(default=None, foreign_key="job.id", ondelete="SET NULL")
     suite: str = Field(max_length=40)
     params: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))

@@ -178,20 +178,22 @@ def _measurements(session: Session, provider: Any) -> dict[str, Any] | None:
     from app.reports.measurements import measurements_from_runs
     from app.services import bench_runs
 
-    # The latest finished run of each suite on each of the provider's trial servers, oldest first.
+    # The latest finished run of each suite on each of the provider's trial servers, and the latest
+    # hand-uploaded output of each tool and path per offer (no trial server), oldest first.
     rows = session.exec(
         select(BenchRun, TrialServer.name)
-        .join(TrialServer, col(TrialServer.id) == BenchRun.trial_server_id)
+        .outerjoin(TrialServer, col(TrialServer.id) == BenchRun.trial_server_id)
         .where(BenchRun.provider_id == provider.id, BenchRun.state == RunState.succeeded)
         .order_by(col(BenchRun.id).desc())
     ).all()
-    latest: dict[tuple[int, str], Any] = {}
+    latest: dict[tuple[Any, ...], Any] = {}
     for run, server in rows:
-        latest.setdefault((run.trial_server_id, run.suite), (run, server))
+        key = (run.trial_server_id, run.suite, run.offer_id, run.params.get("tool"), run.params.get("path"))
+        latest.setdefault(key if run.trial_server_id is None else key[:2], (run, server))
     runs = [
         {
             "run_id": run.id,
-            "server": server,
+            "server": server or run.uploaded_by_name or f"#{run.id}",
             "suite": run.suite,
             "offer_id": run.offer_id,
             "finished_at": plain(run.finished_at),

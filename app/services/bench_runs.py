@@ -434,7 +434,7 @@ def compare_runs(session: Session, *, run_ids: list[int]) -> list[dict[str, Any]
 # ---------------------------------------------------------------- the fact the vetting rules read
 @fact_source("benchmarks")
 def benchmarks_fact(session: Session, provider: Any) -> dict[str, Any] | None:
-    """The latest finished run of each trial server of the provider, with its comparisons."""
+    """The latest finished run of each trial server of the provider, and its uploads, with comparisons."""
     servers = session.exec(select(TrialServer).where(TrialServer.provider_id == provider.id)).all()
     latest = []
     for server in servers:
@@ -456,4 +456,7 @@ def benchmarks_fact(session: Session, provider: Any) -> dict[str, Any] | None:
                     "comparisons": run.comparisons,
                 }
             )
+    from app.services.bench_uploads import fact_runs  # it imports this module
+
+    latest += fact_runs(session, provider.id)  # outputs uploaded by analysts count as evidence too
     return {"runs": latest} if latest else None

@@ -5,32 +5,36 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
-from pydantic import ValidationError
-from sqlalchemy.orm import selectinload
+from flask import has_request_context, url_for
 from sqlmodel import Session, col, select
 
 from app.advice import checklist, questionnaire
-from app.advice.answers import (
-    SECTIONS,
-    Answers,
-    WorkloadKind,
-    kind_errors,
-    validate_answers,
-    validate_section,
+from app.advice.answers import Answers, WorkloadKind, validate_answers, validate_step
+from app.advice.engine import Advice, advise, measure_first_counts
+from app.advice.facts import (
+    MEASURED,
+    CheckFacts,
+    FindingFacts,
+    LicenceFacts,
+    Measurement,
+    OfferFacts,
+    ProviderFacts,
 )
-from app.advice.engine import Advice, advise
-from app.advice.facts import CheckFacts, FindingFacts, LicenceFacts, OfferFacts, ProviderFacts
 from app.advice.knowledge import load
-from app.models import AuditEntry, Provider
+from app.advice.ranking import evidence_settings
+from app.models import AuditEntry, Certification, Datacenter, Licence, Offer, Provider
 from app.models.cases import ChecklistTick, ProcurementCase
+from app.models.checks import CheckRun, StoredFinding
 from app.models.enums import CertificationKind
+from app.models.trials import BenchRun, BenchStep, RunState
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.versions import VersionedKind, check_version, commit_versioned
+from benchmarks.sample import Sample
 
 logger = logging.getLogger(__name__)
 
@@ -122,23 +126,9 @@ def _commit(session: Session, *, case_id: int | None = None, expected: int | Non
         raise
 
 
-def _provisional(raw: dict[str, Any]) -> Answers:
-    """Answers built from whatever sections validate, defaults elsewhere, to run the kind rules on."""
-    sections: dict[str, Any] = {}
-    for name, model in SECTIONS.items():
-        try:
-            sections[name] = model.model_validate(raw.get(name) or {})
-        except ValidationError:
-            sections[name] = model.model_construct()
-    return Answers.model_construct(**sections)
-
-
 def start_case(session: Session, *, workload: dict[str, Any], owner: Actor) -> ProcurementCase:
     """Create a draft case from the questionnaire's first step."""
-    section = validate_section("workload", workload)
-    errors = kind_errors(_provisional({"workload": _dump(section)}), {"workload"})
-    if errors:
-        raise InvalidInput(errors)
+    section = validate_step("workload", workload, {})
     raw = {"workload": _dump(section)}
     case = ProcurementCase(
         title=section.title or _default_title(section.kind),
@@ -161,11 +151,8 @@ def save_step(
     if step not in questionnaire.STEP_KEYS:
         raise NotFound(f"没有这一步：{step} (unknown step)", field="step")
     expected = _check_version(session, case, version)
-    section = validate_section(step, data)
+    section = validate_step(step, data, case.answers)
     raw = {**case.answers, step: _dump(section)}
-    errors = kind_errors(_provisional(raw), {step})
-    if errors:
-        raise InvalidInput(errors)
     case.answers = raw
     if step == "workload":
         case.workload_kind = section.kind.value  # type: ignore[attr-defined]
@@ -228,24 +215,61 @@ def delete_case(session: Session, *, case_id: int, version: Any) -> None:
 
 
 # ---------------------------------------------------------------- registry facts
-def _finding_sources() -> tuple[Any, Any]:
-    """latest_check / latest_findings of the credential-check service, when that service exists."""
-    try:
-        from app.services import checks
-    except ImportError:
-        return None, None
-    return getattr(checks, "latest_check", None), getattr(checks, "latest_findings", None)
-
-
 def _red_flags() -> dict[str, int | None]:
     from app.vetting.findings import load_rules
 
     return {rule_id: rule.red_flag for rule_id, rule in load_rules().items()}
 
 
+def _latest_check_ids() -> Any:
+    """The id of each provider's most recent check run (a subquery)."""
+    return select(sa.func.max(CheckRun.id)).group_by(col(CheckRun.provider_id))
+
+
+def _latest_checks(session: Session) -> dict[int, CheckRun]:
+    """Each provider's most recent check run, in one statement."""
+    rows = session.exec(select(CheckRun).where(col(CheckRun.id).in_(_latest_check_ids()))).all()
+    return {row.provider_id: row for row in rows}
+
+
+def _latest_findings(session: Session) -> dict[int, list[StoredFinding]]:
+    """The findings of each provider's most recent check run, in one statement."""
+    stmt = (
+        select(StoredFinding)
+        .where(col(StoredFinding.check_run_id).in_(_latest_check_ids()))
+        .order_by(col(StoredFinding.check_run_id), col(StoredFinding.position))
+    )
+    found: dict[int, list[StoredFinding]] = {}
+    for row in session.exec(stmt).all():
+        found.setdefault(row.provider_id, []).append(row)
+    return found
+
+
+def _finding_facts(rows: list[StoredFinding], flags: dict, link: str | None) -> tuple[FindingFacts, ...]:
+    return tuple(
+        FindingFacts(
+            rule_id=row.rule_id,
+            severity=getattr(row.severity, "value", row.severity),
+            message_zh=row.message_zh,
+            message_en=row.message_en,
+            red_flag=getattr(row, "red_flag", None) or flags.get(row.rule_id),
+            subject=getattr(row, "subject", "") or "",
+            link=link,
+        )
+        for row in rows
+    )
+
+
 def _provider_facts(
-    provider: Provider, today: date, findings_of: Any, check_of: Any, flags: dict, link: str | None
+    provider: Any,
+    records: dict[str, list[Any]],
+    today: date,
+    stored: CheckRun | None,
+    findings: list[StoredFinding],
+    flags: dict,
+    link: str | None,
 ) -> ProviderFacts:
+    """A provider's facts from its row and its licence and certification rows."""
     licences = tuple(
         LicenceFacts.from_record(
             number_raw=licence.number_raw,
@@ -256,29 +280,13 @@ def _provider_facts(
             issued_on=licence.issued_on,
             expires_on=licence.expires_on,
         )
-        for licence in provider.licences
+        for licence in records.get("licences", ())
     )
-    current = [c for c in provider.certifications if c.expires_on is None or c.expires_on >= today]
+    certifications = records.get("certifications", ())
+    current = [c for c in certifications if c.expires_on is None or c.expires_on >= today]
     iso = any(c.kind == CertificationKind.iso27001 for c in current)
     levels = [c.level for c in current if c.kind == CertificationKind.dengbao and c.level]
-    check = findings = None
-    if check_of is not None:
-        stored = check_of(provider.id)
-        if stored is not None:
-            check = CheckFacts(at=getattr(stored, "created_at", None), link=link)
-    if findings_of is not None:
-        findings = tuple(
-            FindingFacts(
-                rule_id=row.rule_id,
-                severity=getattr(row.severity, "value", row.severity),
-                message_zh=row.message_zh,
-                message_en=row.message_en,
-                red_flag=getattr(row, "red_flag", None) or flags.get(row.rule_id),
-                subject=getattr(row, "subject", "") or "",
-                link=link,
-            )
-            for row in findings_of(provider.id)
-        )
+    check = CheckFacts(at=stored.created_at, link=link) if stored is not None else None
     return ProviderFacts(
         id=provider.id,  # type: ignore[arg-type]
         name=provider.legal_name,
@@ -290,64 +298,269 @@ def _provider_facts(
         discloses_network=provider.discloses_network_topology,
         discloses_storage=provider.discloses_storage_config,
         check=check,
-        findings=findings or (),
+        findings=_finding_facts(findings, flags, link),
     )
 
 
-def offer_facts(
-    session: Session, *, today: date | None = None, check_link: Callable[[int], str | None] | None = None
-) -> list[OfferFacts]:
-    """Every offer in the registry with its provider's facts (licences, certifications, findings).
+def _default_run_link(run_id: int) -> str | None:
+    """The run's page while a request is served (pages and API); None elsewhere (CLI, PDF)."""
+    if not has_request_context():
+        return None
+    return url_for("web.bench_run", run_id=run_id)
 
-    `check_link(provider_id)` gives the address of the provider's credential-check page, when there is one.
+
+def offer_facts(
+    session: Session,
+    *,
+    today: date | None = None,
+    check_link: Callable[[int], str | None] | None = None,
+    run_link: Callable[[int], str | None] | None = None,
+) -> list[OfferFacts]:
+    """Every offer with its provider's facts and measurements, in a fixed number of SQL statements.
+
+    `check_link(provider_id)` gives the address of the provider's credential-check page, when there is one;
+    `run_link(run_id)` the address of a benchmark run's page (default: the web page, inside a request).
     """
     today = today or date.today()
-    providers = session.exec(
-        select(Provider).options(
-            selectinload(Provider.licences),
-            selectinload(Provider.certifications),
-            selectinload(Provider.datacenters),
-            selectinload(Provider.offers),
-        )
-    ).all()
-    latest_check, latest_findings = _finding_sources()
-    flags = _red_flags() if latest_findings is not None else {}
-    check_of = (lambda pid: latest_check(session, provider_id=pid)) if latest_check else None
-    findings_of = (lambda pid: latest_findings(session, provider_id=pid)) if latest_findings else None
+    records = _registry_rows(session)
+    checks, findings = _latest_checks(session), _latest_findings(session)
+    flags = _red_flags() if findings else {}
+    measured = offer_measurements(session, today=today, run_link=run_link or _default_run_link)
     facts: list[OfferFacts] = []
-    for provider in providers:
-        if not provider.offers:
+    for provider in _table_rows(session, Provider):
+        own = records.get(provider.id, {})
+        if not own.get("offers"):
             continue
-        link = check_link(provider.id) if check_link else None  # type: ignore[arg-type]
-        pfacts = _provider_facts(provider, today, findings_of, check_of, flags, link)
-        datacenters = {dc.id: dc for dc in provider.datacenters}
-        for offer in provider.offers:
+        link = check_link(provider.id) if check_link else None
+        pfacts = _provider_facts(
+            provider, own, today, checks.get(provider.id), findings.get(provider.id, []), flags, link
+        )
+        datacenters = {dc.id: dc for dc in own.get("datacenters", ())}
+        for offer in own["offers"]:
             dc = datacenters.get(offer.datacenter_id) if offer.datacenter_id else None
-            facts.append(
-                OfferFacts(
-                    id=offer.id,  # type: ignore[arg-type]
-                    provider=pfacts,
-                    name=offer.name,
-                    offer_kind=getattr(offer.offer_kind, "value", offer.offer_kind),
-                    gpu_model=offer.gpu_model,
-                    gpus_per_node=offer.gpus_per_node,
-                    gpu_memory_gb=offer.gpu_memory_gb,
-                    intranet_gbps=offer.intranet_gbps,
-                    rdma_type=getattr(offer.rdma_type, "value", offer.rdma_type),
-                    rdma_gbps=offer.rdma_gbps,
-                    public_mbps=offer.public_mbps,
-                    bandwidth_type=getattr(offer.bandwidth_type, "value", offer.bandwidth_type),
-                    storage_type=getattr(offer.storage_type, "value", offer.storage_type),
-                    storage_capacity_gb=offer.storage_capacity_gb,
-                    nominal_iops=offer.nominal_iops,
-                    price_gpu_hour_cny=offer.price_gpu_hour_cny,
-                    price_month_cny=offer.price_month_cny,
-                    datacenter_name=dc.name if dc else None,
-                    datacenter_province=dc.province if dc else None,
-                    datacenter_city=dc.city if dc else None,
-                )
-            )
+            facts.append(_offer_facts(offer, pfacts, dc, measured.get(offer.id)))
     return facts
+
+
+REGISTRY_CHILDREN = {
+    "licences": Licence,
+    "certifications": Certification,
+    "datacenters": Datacenter,
+    "offers": Offer,
+}
+
+
+def _table_rows(session: Session, model: Any) -> list[Any]:
+    """Every row of a model's table as plain rows in id order (no ORM objects: thousands are read)."""
+    table = model.__table__
+    return list(session.execute(sa.select(table).order_by(table.c.id)))
+
+
+def _registry_rows(session: Session) -> dict[int, dict[str, list[Any]]]:
+    """Licences, certifications, datacenters and offers by provider id: one statement per table."""
+    grouped: dict[int, dict[str, list[Any]]] = {}
+    for name, model in REGISTRY_CHILDREN.items():
+        for row in _table_rows(session, model):
+            grouped.setdefault(row.provider_id, {}).setdefault(name, []).append(row)
+    return grouped
+
+
+def _offer_facts(offer: Any, pfacts: ProviderFacts, dc: Any, measurements: dict | None) -> OfferFacts:
+    return OfferFacts(
+        id=offer.id,
+        provider=pfacts,
+        name=offer.name,
+        offer_kind=getattr(offer.offer_kind, "value", offer.offer_kind),
+        gpu_model=offer.gpu_model,
+        gpus_per_node=offer.gpus_per_node,
+        gpu_memory_gb=offer.gpu_memory_gb,
+        intranet_gbps=offer.intranet_gbps,
+        rdma_type=getattr(offer.rdma_type, "value", offer.rdma_type),
+        rdma_gbps=offer.rdma_gbps,
+        public_mbps=offer.public_mbps,
+        bandwidth_type=getattr(offer.bandwidth_type, "value", offer.bandwidth_type),
+        storage_type=getattr(offer.storage_type, "value", offer.storage_type),
+        storage_capacity_gb=offer.storage_capacity_gb,
+        nominal_iops=offer.nominal_iops,
+        price_gpu_hour_cny=offer.price_gpu_hour_cny,
+        price_month_cny=offer.price_month_cny,
+        datacenter_name=dc.name if dc else None,
+        datacenter_province=dc.province if dc else None,
+        datacenter_city=dc.city if dc else None,
+        measurements=measurements or {},
+    )
+
+
+# ---------------------------------------------------------------- measurements from benchmark runs
+RUNS_PER_OFFER = 3  # the latest successful runs of an offer that may supply its figures
+DETECTED_STORAGE = {  # storage class found by lsblk / findmnt -> Offer.storage_type
+    "local_nvme": "local_nvme",
+    "local_ssd": "local_sata_ssd",
+    "virtual_disk": "cloud_disk",
+    "network_block": "cloud_disk",
+    "network_fs": "nfs",
+}
+MIB_TO_MB = 2**20 / 1e6
+RUN_COLUMNS = ("id", "offer_id", "created_at", "finished_at", "claims", "comparisons", "origin")
+Figures = dict[str, tuple[Any, str, str]]
+Samples = dict[str, list[Sample]]  # by metric
+
+
+def _run_time(run: Any) -> datetime:
+    return run.finished_at or run.created_at
+
+
+def _recent_run_ids() -> Any:
+    """Ids of the latest RUNS_PER_OFFER successful runs of every offer (a subquery)."""
+    when = sa.func.coalesce(col(BenchRun.finished_at), col(BenchRun.created_at))
+    ranked = (
+        select(
+            col(BenchRun.id).label("id"),
+            sa.func.row_number()
+            .over(partition_by=col(BenchRun.offer_id), order_by=(when.desc(), col(BenchRun.id).desc()))
+            .label("n"),
+        )
+        .where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None))
+        .subquery()
+    )
+    return select(ranked.c.id).where(ranked.c.n <= RUNS_PER_OFFER)
+
+
+def _recent_runs(session: Session) -> tuple[list[Any], dict[int, list[dict[str, Any]]]]:
+    """The recent successful runs of every offer and their samples, in two statements."""
+    recent = _recent_run_ids()
+    table: Any = BenchRun.__table__
+    columns = [table.c[name] for name in RUN_COLUMNS if name in table.c]
+    runs = list(session.execute(sa.select(*columns).where(table.c.id.in_(recent))))
+    samples: dict[int, list[dict[str, Any]]] = {}
+    steps = select(BenchStep.run_id, BenchStep.samples).where(col(BenchStep.run_id).in_(recent))
+    for run_id, step_samples in session.exec(steps).all():
+        samples.setdefault(run_id, []).extend(step_samples or [])
+    return runs, samples
+
+
+def _preference(run: Any, stale_before: date) -> tuple[bool, bool, datetime, int]:
+    """Fresh before stale; within an age band a run gpuvet executed before an uploaded one; then newest."""
+    executed = getattr(run, "origin", "executed") != "uploaded"
+    at = _run_time(run)
+    return at.date() >= stale_before, executed, at.replace(tzinfo=None), run.id or 0
+
+
+def offer_measurements(
+    session: Session, *, today: date, run_link: Callable[[int], str | None] | None = None
+) -> dict[int, dict[str, Measurement]]:
+    """Measured figures per offer id: each figure from the most trusted recent run that measured it."""
+    stale_before = today - timedelta(days=evidence_settings()["stale_after_days"])
+    runs, samples = _recent_runs(session)
+    by_offer: dict[int, list[Any]] = {}
+    for run in runs:
+        by_offer.setdefault(run.offer_id, []).append(run)  # type: ignore[arg-type]
+    measured: dict[int, dict[str, Measurement]] = {}
+    for offer_id, offer_runs in by_offer.items():
+        offer_runs.sort(key=lambda run: _preference(run, stale_before), reverse=True)
+        figures: dict[str, Measurement] = {}
+        for run in offer_runs:
+            link = run_link(run.id) if run_link else None  # type: ignore[arg-type]
+            origin = getattr(run, "origin", "executed")
+            for key, (value, unit, note) in run_figures(samples.get(run.id, []), run).items():  # type: ignore[arg-type]
+                if key not in figures:
+                    figures[key] = Measurement(
+                        value, unit, MEASURED, link, _run_time(run), note, run.id, origin
+                    )
+        if figures:
+            measured[offer_id] = figures
+    return measured
+
+
+def run_figures(stored: list[dict[str, Any]], run: Any) -> Figures:
+    """The figures the ranking reads (ranking.FIGURES vocabulary) from one run's samples and comparisons."""
+    samples: Samples = {}
+    for data in stored:
+        samples.setdefault(data["metric"], []).append(Sample.from_dict(data))
+    figures: Figures = {}
+    _throughput_figures(samples, figures)
+    _storage_figures(samples, run.claims or {}, figures)
+    _gpu_figures(samples, figures)
+    _rtt_figures(samples, figures)
+    _bandwidth_type(run.comparisons or [], figures)
+    return figures
+
+
+def _of(samples: Samples, metric: str, **metadata: Any) -> list[Sample]:
+    return [
+        sample
+        for sample in samples.get(metric, ())
+        if all(sample.metadata.get(key) == value for key, value in metadata.items())
+    ]
+
+
+THROUGHPUT_PATHS = (("intranet", "intranet_gbps", 1000.0, "Gbps"), ("public", "public_mbps", 1.0, "Mbps"))
+
+
+def _throughput_figures(samples: Samples, figures: Figures) -> None:
+    """The best single throughput test of each path (stability repeats are judged separately)."""
+    for path, key, scale, unit in THROUGHPUT_PATHS:
+        tests = [
+            sample
+            for sample in _of(samples, "throughput", path=path)
+            if sample.metadata.get("purpose", "throughput") == "throughput"
+        ]
+        if tests:
+            top = max(tests, key=lambda sample: float(sample.value))
+            note = f"iperf3 {top.metadata.get('step', '')}, {top.metadata.get('streams') or 1} stream(s)"
+            figures[key] = (round(float(top.value) / scale, 3), unit, note)
+
+
+def _storage_figures(samples: Samples, claims: dict[str, Any], figures: Figures) -> None:
+    detected = _of(samples, "storage_class")
+    if detected and str(detected[0].value) in DETECTED_STORAGE:
+        kind = DETECTED_STORAGE[str(detected[0].value)]
+        if kind == "nfs" and claims.get("storage_type") == "parallel_fs":
+            kind = "parallel_fs"  # a network filesystem as claimed: lsblk / findmnt cannot tell them apart
+        figures["storage_type"] = (kind, "", str(detected[0].metadata.get("reason", "")))
+    iops = _of(samples, "read_iops")
+    if iops:
+        figures["read_iops"] = (
+            round(sum(float(s.value) for s in iops) / len(iops)),
+            "IOPS",
+            "fio 4k randread",
+        )
+    writes = _of(samples, "write_effective_bandwidth")
+    if writes:
+        mib = sum(float(s.value) for s in writes) / len(writes)
+        figures["write_mb_s"] = (round(mib * MIB_TO_MB, 1), "MB/s", "fio 1 MiB writes with fsync")
+
+
+def _gpu_figures(samples: Samples, figures: Figures) -> None:
+    names = sorted({str(sample.value) for sample in _of(samples, "gpu")})
+    if names:
+        figures["gpu_model"] = (", ".join(names), "", "nvidia-smi")
+    counts = [s for s in _of(samples, "gpu_count") if s.metadata.get("nvidia_smi") != "not installed"]
+    if counts:  # a server without nvidia-smi measured nothing about its GPUs (the run's comparison says so)
+        note = str(counts[0].metadata.get("nvidia_smi") or "nvidia-smi")
+        figures["gpu_count"] = (int(float(counts[0].value)), "GPUs", note)
+
+
+RTT_PATHS = (
+    ("gpuvet->target", "rtt_ms", "ping from the gpuvet host"),
+    ("target->peer", "intranet_rtt_ms", "ping from the target to its peer"),
+)
+
+
+def _rtt_figures(samples: Samples, figures: Figures) -> None:
+    for path, key, note in RTT_PATHS:
+        found = _of(samples, "rtt_avg", path=path)
+        if found:
+            figures[key] = (round(float(found[0].value), 2), "ms", note)
+
+
+def _bandwidth_type(comparisons: list[dict[str, Any]], figures: Figures) -> None:
+    """Steady repeated throughput behaves as dedicated; large swings behave like shared bandwidth."""
+    for comparison in comparisons:
+        if comparison.get("check") == "stability" and comparison.get("verdict") in ("pass", "warn", "fail"):
+            steady = comparison["verdict"] == "pass"
+            note = "steady under repeated tests" if steady else "behaves like shared bandwidth"
+            figures["bandwidth_type"] = ("dedicated" if steady else "shared", "", note)
 
 
 # ---------------------------------------------------------------- advice and checklist
@@ -379,6 +592,7 @@ def advise_case(
     case_id: int,
     today: date | None = None,
     check_link: Callable[[int], str | None] | None = None,
+    run_link: Callable[[int], str | None] | None = None,
 ) -> Advice:
     """Advice for a stored, complete case (its hand ticks included)."""
     case = get_case(session, case_id=case_id)
@@ -389,7 +603,7 @@ def advise_case(
             f" (the questionnaire is not finished; continue at step {step})",
             field="step",
         )
-    offers = offer_facts(session, today=today, check_link=check_link)
+    offers = offer_facts(session, today=today, check_link=check_link, run_link=run_link)
     return advise(answers_of(case), offers, today=today, ticks=ticks_of(session, case_id=case_id))
 
 
@@ -404,8 +618,14 @@ def provider_checklist(
         a.office_rtt_ms for a in advice.ranked if a.offer.provider.id == provider_id and a.office_rtt_ms
     ]
     extra = {"office_rtt_ms": min(office_rtts)} if office_rtts else {}
+    own = [a for a in advice.ranked if a.offer.provider.id == provider_id]
     return checklist.build(
-        advice.needs, provider=offers[0].provider, offers=offers, ticks=ticks, extra_values=extra
+        advice.needs,
+        provider=offers[0].provider,
+        offers=offers,
+        ticks=ticks,
+        extra_values=extra,
+        measure_first=measure_first_counts(own),
     )
 
 

@@ -265,13 +265,13 @@ def _render_step(
     return html, status
 
 
-def _step_errors_general(errors: list[FieldError]) -> list[FieldError]:
-    """Errors of other steps, rewritten to name the step (and the question) to go back to."""
+def _step_errors_general(errors: list[FieldError], current: str) -> list[FieldError]:
+    """Every error: the current step's stay under their inputs, other steps' name the step and question."""
     out = []
     for error in errors:
         section, _dot, rest = error.field.partition(".")
         title = STEP_TITLES.get(section)
-        if title is None:
+        if title is None or (section == current and rest):
             out.append(error)
         elif not rest:
             out.append(FieldError("", _("%(step)s：本步尚未填写", step=title)))
@@ -346,7 +346,7 @@ def case_step(case_id: int, step: str) -> Any:
     except InvalidInput as exc:
         session.expire_all()
         case = service.get_case(session, case_id=case_id)
-        errors = _step_errors_general(exc.errors)
+        errors = _step_errors_general(exc.errors, step)
         return _render_step(
             case, step, _values_for(step, case.answers.get(step, {})), errors, case.version, 422
         )

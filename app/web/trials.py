@@ -14,11 +14,12 @@ from flask_login import current_user
 from app.auth import role_required
 from app.db import get_session
 from app.limits import parse_id
+from app.models import Offer
 from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
 from app.reports.charts import Series, bar_chart, render_svg, timeline_chart
-from app.services import bench_runs, trials
+from app.services import bench_runs, bench_uploads, trials
 from app.services import providers as provider_service
 from app.services.errors import Conflict, InvalidInput, NotFound, ServiceError
 from app.web import bp
@@ -59,6 +60,8 @@ RUN_FIELDS = {
     "stability_repeats": _l("稳定性测试次数"),
     "stability_interval_s": _l("稳定性测试间隔（秒）"),
 }
+UPLOAD_PATHS = {"": _l("按工具默认"), "intranet": _l("内网"), "public": _l("公网"), "storage": _l("存储")}
+UPLOAD_FIELDS = ("offer_id", "tool", "path", "note", "output")
 SERVER_FIELDS = (
     "name",
     "host",
@@ -116,20 +119,68 @@ job_link(trials.CHECK_KIND, _server_link)
 
 
 # ---------------------------------------------------------------- provider tab
+def _tab(provider: Any, *, upload_values: dict[str, Any], upload_errors: dict[str, list[str]]) -> Any:
+    """The 试用测试 tab, with the upload form's values and errors (422 when there are errors)."""
+    session = get_session()
+    page = render_template(
+        "trials/tab.html",
+        provider=provider,
+        servers=trials.list_servers(session, provider_id=provider.id),
+        runs=bench_runs.list_runs(session, provider_id=provider.id, limit=30),
+        state_labels=RUN_STATE_LABELS,
+        state_colours=RUN_STATE_COLOURS,
+        upload_tools=bench_uploads.TOOLS,
+        upload_paths=UPLOAD_PATHS,
+        upload_values=upload_values,
+        upload_errors=upload_errors,
+    )
+    return page, 422 if upload_errors else 200
+
+
 @bp.get("/providers/<int(max=2147483647):provider_id>/trials")
 @role_required(Role.viewer)
 def provider_trials(provider_id: int) -> Any:
-    """The provider's trial servers and recent runs."""
+    """The provider's trial servers, recent runs and uploads, and the form to upload an output (?offer=ID)."""
+    provider = provider_service.get_provider(get_session(), provider_id=provider_id)
+    values = {"offer_id": request.args.get("offer", ""), "tool": "iperf3"}
+    return _tab(provider, upload_values=values, upload_errors={})
+
+
+def _uploaded_output() -> tuple[bytes | str, str | None]:
+    """The chosen file (bytes and name), else the pasted text."""
+    upload = request.files.get("file")
+    if upload is not None and upload.filename:
+        return upload.read(bench_uploads.MAX_UPLOAD_BYTES + 1), upload.filename
+    return request.form.get("output", ""), None
+
+
+@bp.post("/providers/<int(max=2147483647):provider_id>/trials/uploads")
+@role_required(Role.analyst)
+def trial_upload(provider_id: int) -> Any:
+    """Store a tool output captured by hand as an uploaded run of one of the provider's offers."""
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=provider_id)
-    return render_template(
-        "trials/tab.html",
-        provider=provider,
-        servers=trials.list_servers(session, provider_id=provider_id),
-        runs=bench_runs.list_runs(session, provider_id=provider_id, limit=30),
-        state_labels=RUN_STATE_LABELS,
-        state_colours=RUN_STATE_COLOURS,
-    )
+    values = {name: request.form.get(name, "") for name in UPLOAD_FIELDS}
+    offer_id = parse_id(values["offer_id"])
+    if offer_id is None or all(offer.id != offer_id for offer in provider.offers):
+        errors = {"offer_id": [_("请选择该供应商的一个报价")]}
+        return _tab(provider, upload_values=values, upload_errors=errors)
+    output, filename = _uploaded_output()
+    try:
+        run = bench_uploads.upload_output(
+            session,
+            offer_id=offer_id,
+            tool=values["tool"],
+            output=output,
+            path=values["path"],
+            note=values["note"],
+            filename=filename,
+            user=_user(),
+        )
+    except InvalidInput as exc:
+        return _tab(provider, upload_values=values, upload_errors=_errors(exc))
+    flash(_("已上传，生成测试 #%(id)d", id=run.id), "success")
+    return redirect(url_for("web.bench_run", run_id=run.id))
 
 
 # ---------------------------------------------------------------- server forms
@@ -417,26 +468,41 @@ def bench_run(run_id: int) -> Any:
     """One run: live status while it runs; steps, claims versus measurements, charts, raw outputs."""
     run = _run_or_404(run_id)
     session = get_session()
-    server = trials.get_server(session, server_id=run.trial_server_id)
+    server = trials.get_server(session, server_id=run.trial_server_id) if run.trial_server_id else None
     provider = provider_service.get_provider(session, provider_id=run.provider_id)
     steps = bench_runs.run_steps(session, run_id=run.id)
     job = session.get(Job, run.job_id) if run.job_id else None
     samples = _samples(steps)
-    others = [other for other in bench_runs.list_runs(session, server_id=server.id) if other.id != run.id]
     return render_template(
         "trials/run.html",
         run=run,
         server=server,
+        offer=session.get(Offer, run.offer_id) if run.offer_id else None,
+        uploaded=bench_uploads.is_uploaded(run),
         provider=provider,
         steps=steps,
         job=job_view(job) if job else None,
         charts=run_charts(samples, run.claims),
-        others=others,
+        others=_other_runs(run),
         state_labels=RUN_STATE_LABELS,
         state_colours=RUN_STATE_COLOURS,
         verdict_labels=VERDICT_LABELS,
         verdict_colours=VERDICT_COLOURS,
     )
+
+
+def _other_runs(run: BenchRun) -> list[BenchRun]:
+    """Runs to compare with: the same trial server's, or for an upload those of the same offer."""
+    session = get_session()
+    if run.trial_server_id is not None:
+        found = bench_runs.list_runs(session, server_id=run.trial_server_id)
+    else:
+        found = [
+            r
+            for r in bench_runs.list_runs(session, provider_id=run.provider_id)
+            if r.offer_id == run.offer_id
+        ]
+    return [other for other in found if other.id != run.id]
 
 
 @bp.post("/bench-runs/<int(max=2147483647):run_id>/cancel")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.advice.answers import WorkloadKind, validate_answers, validate_section
+from app.advice.answers import WorkloadKind, validate_answers, validate_section, validate_step
 from app.services.errors import InvalidInput
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "answers"
@@ -156,3 +156,77 @@ def test_a_section_validates_on_its_own_with_prefixed_fields():
 def test_answers_must_be_an_object():
     with pytest.raises(InvalidInput):
         validate_answers(["not", "an", "object"])
+
+
+def fields_in_order(data) -> list[str]:
+    with pytest.raises(InvalidInput) as caught:
+        validate_answers(data)
+    return [error.field for error in caught.value.errors]
+
+
+def test_type_range_city_and_kind_errors_come_in_one_reply():
+    fields = fields_in_order(
+        {
+            "workload": {"kind": "distributed_training"},
+            "compute": {"nodes": 1, "gpus_per_node": -8},
+            "model": {"parameters_billion": "abc"},
+            "data": {"dataset_gb": 100},
+            "site": {"office_city": "火星"},
+            "checkpoint": {"size_gb": -1},
+        }
+    )
+    assert fields == [
+        "compute.gpus_per_node",
+        "compute.nodes",
+        "model.parameters_billion",
+        "model.target_step_seconds",
+        "site.office_city",
+        "site.uplink_mbps",
+        "checkpoint.size_gb",
+        "checkpoint.acceptable_stall_seconds",
+    ]
+
+
+def test_a_bad_city_does_not_hide_the_kind_rules_of_other_sections():
+    errors = errors_of(
+        minimal(
+            users={"user_cities": "上海, 月球", "latency_budget_ms": 100, "model_time_ms": 200},
+            compute={"gpus_per_node": "two"},
+        )
+    )
+    assert set(errors) == {"compute.gpus_per_node", "users.user_cities[1]", "users.model_time_ms"}
+    assert "月球" in errors["users.user_cities[1]"] and "latency budget" in errors["users.model_time_ms"]
+
+
+def test_a_rule_does_not_judge_on_an_answer_that_failed():
+    # the data source is invalid, so whether the office uplink is needed is unknown: no guess
+    errors = errors_of(
+        minimal(
+            "offline_batch",
+            workload={"kind": "offline_batch", "batch_kind": "rendering"},
+            data={"dataset_gb": 100, "source": "usb_stick"},
+        )
+    )
+    assert set(errors) == {"data.source"}
+    # an invalid kind leaves nothing for the kind rules to judge, but every section error is listed
+    errors = errors_of(
+        {"workload": {"kind": "training"}, "compute": {"gpus_per_node": 0}, "site": {"office_city": "x"}}
+    )
+    assert set(errors) == {"workload.kind", "compute.gpus_per_node", "site.office_city"}
+
+
+def test_the_field_that_failed_is_not_reported_twice():
+    errors = errors_of(minimal("distributed_training", compute={"nodes": "many", "gpus_per_node": 8}))
+    assert "须为整数" in errors["compute.nodes"] and "at least 2 nodes" not in errors["compute.nodes"]
+
+
+def test_a_step_reports_its_own_errors_and_its_kind_rules_together():
+    stored = {"workload": {"kind": "distributed_training"}}
+    with pytest.raises(InvalidInput) as caught:
+        validate_step("compute", {"nodes": 1, "gpus_per_node": "x"}, stored)
+    assert [error.field for error in caught.value.errors] == ["compute.gpus_per_node", "compute.nodes"]
+    with pytest.raises(InvalidInput) as caught:
+        validate_step("checkpoint", {"size_gb": "abc"}, stored)
+    fields = [error.field for error in caught.value.errors]
+    assert fields == ["checkpoint.size_gb", "checkpoint.acceptable_stall_seconds"]
+    assert validate_step("compute", {"nodes": 2, "gpus_per_node": 8}, stored).nodes == 2

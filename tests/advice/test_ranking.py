@@ -67,11 +67,23 @@ def test_a_measured_figure_beats_the_claim_and_says_so():
     assert figures[2]["write_mb_s"].source == "assumed"
 
 
-def test_storage_too_slow_for_checkpoints_is_excluded_with_the_stall():
+def test_checkpoint_shortfall_on_a_typical_value_keeps_the_offer_ranked_and_marked():
     by_id, _advice = ranked(training_answers(), [offer(1, storage_type="cloud_disk", nominal_iops=50000)])
-    assert codes(by_id[1]) == ["storage.checkpoint"]
+    assert codes(by_id[1]) == [] and by_id[1].rank == 1
+    assert by_id[1].verify == ("write_mb_s",)
+    mark = next(m for m in by_id[1].marks if m.code == "verify.write_mb_s")
     # 100 GB at a typical 150 MB/s = 667 s
-    assert "667 s" in by_id[1].excluded[0].en and "typical" in by_id[1].excluded[0].en
+    assert "667 s" in mark.en and mark.en.startswith("measure before signing") and "先实测再签约" in mark.zh
+    assert mark.source == "assumed"
+
+
+def test_measured_checkpoint_shortfall_excludes_with_the_stall_and_its_source():
+    slow = Measurement(150, "MB/s", run_id=3)
+    by_id, advice = ranked(training_answers(), [offer(1, measurements={"write_mb_s": slow})])
+    assert codes(by_id[1]) == ["storage.checkpoint"]
+    assert "667 s" in by_id[1].excluded[0].en and "measured" in by_id[1].excluded[0].en
+    data = assessment_dict(by_id[1], advice.needs)
+    assert [entry["source"] for entry in data["excluded_because"]] == ["measured"]
 
 
 def test_blocker_findings_exclude_and_warnings_lower_the_score():
@@ -167,8 +179,14 @@ def test_latency_budget_excludes_far_datacenters():
     by_id, advice = ranked(inference_answers(), [near, far])
     assert advice.needs.network_budget_ms == 40
     assert by_id[1].rank == 1
+    # 54 ms against 40 ms: an estimate within the 50% margin marks the offer instead of excluding it
+    assert codes(by_id[2]) == [] and by_id[2].rank == 2 and by_id[2].verify == ("rtt_ms",)
+    data = assessment_dict(by_id[2], advice.needs)
+    assert data["measure_before_signing"] and data["verify"][0]["checklist_key"] == "ping_users"
+    by_id, advice = ranked(inference_answers(users={"model_time_ms": 275}), [near, far])
+    assert advice.needs.network_budget_ms == 25
     assert codes(by_id[2]) == ["latency.budget"]
-    assert "乌鲁木齐" in by_id[2].excluded[0].zh
+    assert "乌鲁木齐" in by_id[2].excluded[0].zh and by_id[2].excluded[0].source == "estimated"
 
 
 def test_budget_gpu_and_compliance_constraints():
@@ -207,7 +225,7 @@ def test_cost_is_scored_against_the_cheapest_and_explained():
 
 
 def test_offer_json_shows_score_reasons_figures_and_sources():
-    by_id, advice = ranked(training_answers(), [offer(1), offer(2, storage_type="nfs")])
+    by_id, advice = ranked(training_answers(), [offer(1), offer(2, gpus_per_node=2)])
     data = assessment_dict(by_id[1], advice.needs)
     assert data["rank"] == 1 and data["score"] > 0 and not data["excluded"]
     assert {reason["criterion"] for reason in data["reasons"]} >= {"cost", "gpu", "intranet", "storage"}

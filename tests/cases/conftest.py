@@ -11,6 +11,7 @@ import pytest
 from sqlmodel import Session
 
 from app.services import demo
+from tests.benchmarks.conftest import shaped_link, shaped_server  # noqa: F401 - re-exported fixtures
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "answers"
 KINDS = ("distributed_training", "single_node_training", "interactive_inference", "offline_batch")

@@ -45,7 +45,7 @@ def test_bad_answers_get_field_level_errors(app, token_for):
     response = client.post("/api/v1/cases", json=answers, headers=token_for("analyst"))
     assert response.status_code == 422
     fields = {error["field"] for error in response.get_json()["errors"]}
-    assert fields == {"compute.gpus_per_node", "site.office_city"}
+    assert fields == {"compute.gpus_per_node", "site.office_city", "model.target_step_seconds"}
     answers["compute"]["gpus_per_node"] = 8
     answers["site"]["office_city"] = "北京"
     response = client.post("/api/v1/cases", json=answers, headers=token_for("analyst", "a2"))

@@ -39,10 +39,13 @@ def test_b2_only_outside_province_and_shared_bandwidth_on_the_demo_data(demo_loa
     )
     assert "licence.outside_coverage" not in codes(beijing)
 
-    # shared bandwidth does not matter much to multi-node training: marked, and excluded only for storage
+    # shared bandwidth does not matter much to multi-node training: marked; its cloud disk's write rate is
+    # only typical for the type, so the offer stays ranked, marked "measure before signing"
     for shared in offers_named(offers, "虚构共享带宽有限公司"):
         assert "bandwidth.shared" in [mark["code"] for mark in shared["marks"]]
-        assert "storage.checkpoint" in codes(shared)
+        assert "storage.checkpoint" not in codes(shared)
+        assert {"key": "write_mb_s", "checklist_key": "fio_checkpoint_write"} in shared["verify"]
+        assert shared["measure_before_signing"] is not shared["excluded"]
 
     ranked = [o for o in offers if not o["excluded"]]
     assert ranked and [o["rank"] for o in ranked] == list(range(1, len(ranked) + 1))

@@ -36,10 +36,25 @@ def _red_flags(context: RuleContext, check: str) -> Iterator[tuple[dict[str, Any
                 yield run, comparison
 
 
+def _where(run: dict[str, Any]) -> tuple[str, str, str]:
+    """Where the measurement came from (zh, en, subject): a trial server, or output an analyst uploaded."""
+    if run.get("origin") == "uploaded":
+        who, tool = run.get("uploaded_by") or "?", run.get("tool") or ""
+        return (
+            f"{who} 上传的 {tool} 输出（测试 #{run['run_id']}，未经 gpuvet 执行）",
+            f"{tool} output uploaded by {who} (run #{run['run_id']}, not executed by gpuvet)",
+            f"bench_run:{run['run_id']}",
+        )
+    return (
+        f"试用服务器“{run['trial_server']}”（测试 #{run['run_id']}）",
+        f"Trial server '{run['trial_server']}' (run #{run['run_id']})",
+        f"trial_server:{run['trial_server_id']}",
+    )
+
+
 def _finding(rule_id: str, run: dict[str, Any], comparison: dict[str, Any]) -> Finding:
     verify_zh, verify_en = VERIFY[comparison["check"]]
-    where_zh = f"试用服务器“{run['trial_server']}”（测试 #{run['run_id']}）"
-    where_en = f"Trial server '{run['trial_server']}' (run #{run['run_id']})"
+    where_zh, where_en, subject = _where(run)
     return Finding(
         rule_id=rule_id,
         severity=Severity.warning,
@@ -47,7 +62,7 @@ def _finding(rule_id: str, run: dict[str, Any], comparison: dict[str, Any]) -> F
         message_en=f"{where_en}: {comparison['reason_en']}",
         how_to_verify_zh=verify_zh,
         how_to_verify_en=verify_en,
-        subject=f"trial_server:{run['trial_server_id']}",
+        subject=subject,
         evidence=(
             {
                 "kind": "benchmark",

@@ -1,0 +1,363 @@
+"""Tool outputs captured by hand: an analyst uploads raw ping / iperf3 / fio / lsblk / findmnt / nvidia-smi
+output for an offer, and it becomes a finished benchmark run with origin "uploaded".
+
+The text is kept verbatim with the SHA-256 of the uploaded bytes, parsed by the probes' own pure parsers
+and compared with the offer's claims exactly as an executed run is (benchmarks.compare, thresholds from
+app/knowledge/benchmarks.yaml). Output that cannot be read stores nothing: the parser's error names it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from app.models import Offer
+from app.models.provider import utcnow
+from app.models.trials import BenchRun, BenchStep, RunOrigin, RunState
+from app.services.bench_runs import claims_of, thresholds
+from app.services.errors import FieldError, InvalidInput, NotFound
+from benchmarks.compare import compare
+from benchmarks.probes import get_parser
+from benchmarks.probes.disk import classify
+from benchmarks.sample import ParseError, Sample
+
+MAX_UPLOAD_BYTES = 1024 * 1024  # fits bench_runs.MAX_STORED_OUTPUT, so the text is always kept whole
+MAX_NOTE = 500
+UPLOAD_SUITE = "upload"
+PATHS = ("intranet", "public", "storage")
+ENCODINGS = ("utf-8-sig", "gb18030")  # GB18030 reads GBK and GB2312 too
+
+
+@dataclass(frozen=True)
+class UploadTool:
+    """How one tool's output is read: its parser, the suite step it stands for, and the paths it fits."""
+
+    parser: str
+    step: str
+    paths: tuple[str, ...]  # accepted --path values, the first is the default; () takes none
+    command: str  # how to capture it, shown on the form
+    path_required: bool = False
+
+
+TOOLS: dict[str, UploadTool] = {
+    "ping": UploadTool("ping", "ping", ("public", "intranet"), "ping -c 20 ADDRESS"),
+    "iperf3": UploadTool(
+        "iperf3", "iperf3", ("intranet", "public"), "iperf3 -c ADDRESS -t 10 -J [-P 4] [-R]", True
+    ),
+    "fio": UploadTool(
+        "fio",
+        "fio_randread",
+        ("storage",),
+        "fio --name=randread --rw=randread --bs=4k --direct=1 --numjobs=32 --group_reporting "
+        "--size=1G --runtime=30 --time_based --output-format=json --filename=/DATA/fio.test",
+    ),
+    "lsblk": UploadTool("lsblk", "disk_type", ("storage",), "lsblk -J -d -o NAME,ROTA,TRAN,MODEL,SIZE,TYPE"),
+    "findmnt": UploadTool(
+        "findmnt", "disk_type", ("storage",), "findmnt -J -T /DATA -o SOURCE,TARGET,FSTYPE,OPTIONS"
+    ),
+    "nvidia-smi": UploadTool(
+        "nvidia-smi",
+        "gpu",
+        (),
+        "nvidia-smi --query-gpu=index,name,memory.total,driver_version,pci.bus_id --format=csv",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class DecodedOutput:
+    """Uploaded output: the text as read, the bytes as received, their SHA-256 and the encoding used."""
+
+    text: str
+    raw: bytes
+    sha256: str
+    encoding: str
+
+
+# ---------------------------------------------------------------- checking the input
+def decode_output(data: bytes | str | None) -> DecodedOutput:
+    """The uploaded bytes as text (UTF-8, else GBK); InvalidInput on field "output" when unusable."""
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data or b"")
+    if not raw.strip():
+        raise InvalidInput(
+            "输出为空，请上传文件或粘贴输出 (the output is empty: upload a file or paste it)", "output"
+        )
+    if len(raw) > MAX_UPLOAD_BYTES:
+        raise InvalidInput(
+            f"输出过大：{len(raw):,} 字节，上限 {MAX_UPLOAD_BYTES:,} 字节 "
+            f"(the output is {len(raw):,} bytes; at most {MAX_UPLOAD_BYTES:,})",
+            "output",
+        )
+    for encoding in ENCODINGS:
+        try:
+            text = raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+        if "\x00" in text:
+            raise InvalidInput("输出含空字符 NUL，不是文本 (the output contains NUL: not text)", "output")
+        return DecodedOutput(text, raw, hashlib.sha256(raw).hexdigest(), encoding.removesuffix("-sig"))
+    raise InvalidInput("输出须为 UTF-8 或 GBK 文本 (the output must be UTF-8 or GBK text)", "output")
+
+
+def _tool_and_path(tool: str, path: str | None) -> tuple[list[FieldError], str | None]:
+    """Problems with tool and path, and the path to use."""
+    spec = TOOLS.get(tool)
+    if spec is None:
+        known = ", ".join(TOOLS)
+        return [
+            FieldError("tool", f"不支持的工具 {tool!r}；可选：{known} (unknown tool; known: {known})")
+        ], None
+    path = (path or "").strip() or None
+    if path is None and spec.path_required:
+        choices = " / ".join(spec.paths)
+        return [FieldError("path", f"{tool} 须指明链路：{choices} (say which path {tool} measured)")], None
+    if path is not None and path not in spec.paths:
+        accepted = " / ".join(spec.paths) or "无 (none)"
+        message = f"{tool} 的链路须为 {accepted} (path for {tool} must be: {accepted})"
+        return [FieldError("path", message)], None
+    return [], path or (spec.paths[0] if spec.paths else None)
+
+
+def _note(note: str | None) -> tuple[list[FieldError], str | None]:
+    note = (note or "").strip() or None
+    if note is not None and len(note) > MAX_NOTE:
+        return [FieldError("note", f"备注最多 {MAX_NOTE} 字 (at most {MAX_NOTE} characters)")], None
+    if note is not None and "\x00" in note:
+        return [FieldError("note", "不能包含空字符 NUL (must not contain NUL characters)")], None
+    return [], note
+
+
+def get_offer(session: Session, offer_id: int) -> Offer:
+    """The offer an upload is for, or NotFound naming offer_id."""
+    offer = session.get(Offer, offer_id)
+    if offer is None:
+        raise NotFound(f"报价 {offer_id} 不存在 (offer not found)", field="offer_id")
+    return offer
+
+
+# ---------------------------------------------------------------- parsing
+def parse_upload(tool: str, text: str) -> list[Sample]:
+    """Samples of `text` by the tool's registered parser; its error as InvalidInput on field "output"."""
+    try:
+        return get_parser(TOOLS[tool].parser)(text)
+    except ParseError as exc:
+        if exc.kind == "tool_error":
+            zh, en = f"输出表明 {tool} 本身运行失败", f"the output says {tool} itself failed"
+        else:
+            zh, en = f"无法解析 {tool} 输出", f"could not read the {tool} output"
+        message = f"{zh}：{exc.reason}；未保存任何内容 ({en}: {exc.reason}; nothing was stored)"
+        raise InvalidInput(message, "output") from None
+
+
+def step_name(tool: str, samples: list[Sample]) -> str:
+    """The suite step the upload stands for (iperf3 parallel / reverse, fio write), as in executed runs."""
+    if tool == "iperf3":
+        first = next((s for s in samples if s.metric == "throughput"), None)
+        if first is not None and first.metadata.get("reverse"):
+            return "iperf3_reverse"
+        if first is not None and (first.metadata.get("streams") or 1) > 1:
+            return "iperf3_parallel"
+    if tool == "fio" and not any(s.metric == "read_iops" for s in samples):
+        return "fio_write"
+    return TOOLS[tool].step
+
+
+def storage_class(tool: str, samples: list[Sample]) -> Sample | None:
+    """A storage class from lsblk or findmnt alone (the disk probe's classify), when that decides it."""
+    if tool == "findmnt":
+        kind, reason = classify(samples[0].metadata, [])
+    elif tool == "lsblk":
+        kind, reason = classify({}, [sample.metadata for sample in samples])
+    else:
+        return None
+    if kind == "unknown":
+        return None  # the other half (lsblk or findmnt) is needed: no verdict from half the evidence
+    fstype = samples[0].value if tool == "findmnt" else None
+    source = samples[0].metadata.get("source") if tool == "findmnt" else None
+    return Sample("storage_class", kind, "", {"reason": reason, "fstype": fstype, "source": source})
+
+
+def _with_context(samples: list[Sample], *, tool: str, step: str, path: str | None) -> list[Sample]:
+    """Samples with the metadata the suite runner gives executed ones (step, path, purpose ...)."""
+    extra = {
+        "host": "",
+        "role": "upload",
+        "step": step,
+        "probe": tool,
+        "command": f"uploaded {tool}",
+        "origin": RunOrigin.uploaded.value,
+        "path": path if path != "storage" else None,
+        "purpose": "throughput" if tool == "iperf3" else None,
+    }
+    return [sample.with_metadata(**{k: v for k, v in extra.items() if v is not None}) for sample in samples]
+
+
+# ---------------------------------------------------------------- storing
+def _uploader(session: Session, user: Any) -> tuple[int | None, str]:
+    if user is not None:
+        return user.id, user.username
+    return session.info.get("actor", (None, "system"))
+
+
+def upload_output(
+    session: Session,
+    *,
+    offer_id: int,
+    tool: str,
+    output: bytes | str | None,
+    path: str | None = None,
+    note: str | None = None,
+    filename: str | None = None,
+    user: Any = None,
+) -> BenchRun:
+    """Store an uploaded tool output as a finished run of the offer, or raise and store nothing."""
+    offer = get_offer(session, offer_id)
+    problems, path = _tool_and_path(str(tool or ""), path)
+    note_problems, note = _note(note)
+    problems += note_problems
+    try:
+        decoded = decode_output(output)
+    except InvalidInput as exc:
+        problems += exc.errors
+    if problems:
+        raise InvalidInput(problems)
+    parsed = parse_upload(tool, decoded.text)
+    step = step_name(tool, parsed)
+    derived = storage_class(tool, parsed)
+    samples = _with_context([*([derived] if derived else []), *parsed], tool=tool, step=step, path=path)
+    claims = claims_of(offer)
+    comparisons = compare(claims, samples, thresholds=thresholds())
+    actor_id, actor_name = _uploader(session, user)
+    now = utcnow()
+    run = BenchRun(
+        provider_id=offer.provider_id,
+        offer_id=offer.id,
+        origin=RunOrigin.uploaded.value,
+        uploaded_by_name=actor_name,
+        raw_sha256=decoded.sha256,
+        suite=UPLOAD_SUITE,
+        params={"tool": tool, "path": path, "note": note, "filename": filename},
+        state=RunState.succeeded,
+        claims=dataclasses.asdict(claims),
+        comparisons=[comparison.to_dict() for comparison in comparisons],
+        created_by_id=actor_id,
+        created_by_name=actor_name,
+        started_at=now,
+        finished_at=now,
+    )
+    session.add(run)
+    session.flush()
+    session.add(_step(run, tool=tool, step=step, path=path, decoded=decoded, samples=samples))
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+def _step(
+    run: BenchRun, *, tool: str, step: str, path: str | None, decoded: DecodedOutput, samples: list[Sample]
+) -> BenchStep:
+    """The run's one step: the uploaded text verbatim as its output, and the parsed samples."""
+    output = {
+        "label": f"uploaded {tool}",
+        "role": "upload",
+        "host": "",
+        "argv": [],
+        "exit_code": None,
+        "stdout": decoded.text,
+        "stderr": "",
+        "duration": 0.0,
+        "truncated": False,
+        "timed_out": False,
+        "parser": TOOLS[tool].parser,
+        "parse_args": {},
+        "metadata": {"path": path, "sha256": decoded.sha256, "bytes": len(decoded.raw)},
+        "encoding": decoded.encoding,
+        "started_at": run.started_at.timestamp() if run.started_at else 0.0,
+    }
+    return BenchStep(
+        run_id=run.id,
+        position=0,
+        step=step,
+        probe=tool,
+        options={"tool": tool, "path": path},
+        status="ok",
+        outputs=[output],
+        samples=[sample.to_dict() for sample in samples],
+    )
+
+
+# ---------------------------------------------------------------- reading
+def is_uploaded(run: BenchRun) -> bool:
+    """True for a run made from an uploaded output."""
+    return getattr(run, "origin", RunOrigin.executed.value) == RunOrigin.uploaded.value
+
+
+def upload_summary(session: Session, run: BenchRun) -> dict[str, Any]:
+    """What the CLI and API answer for an upload: run id, provenance, sample count, comparisons."""
+    steps = session.exec(select(BenchStep).where(BenchStep.run_id == run.id)).all()
+    return {
+        "run_id": run.id,
+        "offer_id": run.offer_id,
+        "provider_id": run.provider_id,
+        "origin": run.origin,
+        "tool": run.params.get("tool"),
+        "path": run.params.get("path"),
+        "note": run.params.get("note"),
+        "uploaded_by": run.uploaded_by_name,
+        "sha256": run.raw_sha256,
+        "samples": sum(len(step.samples) for step in steps),
+        "comparisons": run.comparisons,
+    }
+
+
+def fact_runs(session: Session, provider_id: int) -> list[dict[str, Any]]:
+    """For the "benchmarks" fact: the latest upload per offer, tool and path, unless executed since."""
+    runs = session.exec(
+        select(BenchRun)
+        .where(
+            BenchRun.provider_id == provider_id,
+            BenchRun.origin == RunOrigin.uploaded.value,
+            BenchRun.state == RunState.succeeded,
+        )
+        .order_by(col(BenchRun.id).desc())
+    ).all()
+    latest: dict[tuple[Any, ...], BenchRun] = {}
+    for run in runs:
+        latest.setdefault((run.offer_id, run.params.get("tool"), run.params.get("path")), run)
+    return [_fact_entry(run) for run in latest.values() if not _executed_since(session, run)]
+
+
+def _executed_since(session: Session, run: BenchRun) -> bool:
+    """True when gpuvet itself later ran a suite for the same offer that measured the same checks."""
+    if run.offer_id is None:
+        return False
+    checks = {comparison["check"] for comparison in run.comparisons}
+    later = session.exec(
+        select(BenchRun).where(
+            BenchRun.offer_id == run.offer_id,
+            BenchRun.origin == RunOrigin.executed.value,
+            BenchRun.state == RunState.succeeded,
+            col(BenchRun.id) > run.id,
+        )
+    ).all()
+    return any(checks & {comparison["check"] for comparison in other.comparisons} for other in later)
+
+
+def _fact_entry(run: BenchRun) -> dict[str, Any]:
+    return {
+        "run_id": run.id,
+        "origin": RunOrigin.uploaded.value,
+        "uploaded_by": run.uploaded_by_name,
+        "raw_sha256": run.raw_sha256,
+        "tool": run.params.get("tool"),
+        "trial_server_id": None,
+        "trial_server": None,
+        "offer_id": run.offer_id,
+        "suite": run.suite,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "comparisons": run.comparisons,
+    }

@@ -1,0 +1,255 @@
+"""Advice through the database: statements per request and the database's share of advising one case.
+
+Usage:
+    .venv/bin/python perf/advice_db_perf.py [--small 500] [--large 5000] [--runs 10] [--measured 0.3]
+    .venv/bin/python perf/advice_db_perf.py --postgres URL   # PostgreSQL: DROPS every gpuvet table there
+
+Seeds --small and --large providers (4 offers each: 5,000 providers = 20,000 offers) with bulk core inserts
+(the rows of perf/registry_perf.py), a credential check run with findings for most providers, and a
+successful quick-suite benchmark run with its samples for a share of the offers (--measured, default 30%:
+intranet iperf3, ping, fio 4k random read, disk type; some far below the claim, some stale). Then it times
+`cases.advise_answers` end to end (offer facts read from the database, then the advice) against the pure
+advice of the same offers (facts built once), counts the SQL statements one advice sends (a
+before_cursor_execute listener), and prints both sizes side by side with the database overhead ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(PROJECT_ROOT))
+
+import sqlalchemy as sa  # noqa: E402
+from sqlmodel import Session, SQLModel  # noqa: E402
+
+import app.models  # noqa: E402, F401 - registers every table
+from app.advice.answers import validate_answers  # noqa: E402
+from app.advice.engine import advise  # noqa: E402
+from app.models import Datacenter, Filing, Licence, Offer, Provider  # noqa: E402
+from app.models.checks import CheckRun, StoredFinding  # noqa: E402
+from app.models.trials import BenchRun, BenchStep, TrialServer  # noqa: E402
+from app.services import cases  # noqa: E402
+from perf.registry_perf import _rows  # noqa: E402
+
+TODAY = date(2026, 6, 1)
+ANSWERS = PROJECT_ROOT / "examples" / "answers" / "distributed_training.json"
+OVERHEAD_TARGET = 0.5  # the database part may add at most 50% to the pure advice
+
+
+def _samples(rng: random.Random, claimed_gbps: float) -> list[dict[str, Any]]:
+    """Quick-suite samples of one run: intranet throughput (some far below the claim), ping, fio, disk."""
+    share = rng.choice([0.95, 0.9, 0.85, 0.6, 0.2])
+    return [
+        {
+            "metric": "throughput",
+            "value": claimed_gbps * 1000 * share,
+            "unit": "Mbit/s",
+            "metadata": {"step": "iperf3", "path": "intranet", "purpose": "throughput", "streams": 1},
+        },
+        {
+            "metric": "rtt_avg",
+            "value": rng.uniform(2, 40),
+            "unit": "ms",
+            "metadata": {"path": "gpuvet->target"},
+        },
+        {
+            "metric": "read_iops",
+            "value": rng.choice([450_000, 120_000, 8_000]),
+            "unit": "IOPS",
+            "metadata": {},
+        },
+        {
+            "metric": "storage_class",
+            "value": rng.choice(["local_nvme", "local_nvme", "virtual_disk", "network_fs"]),
+            "unit": "",
+            "metadata": {"reason": "perf fixture"},
+        },
+    ]
+
+
+def _evidence_rows(count: int, share: float, seed: int = 7) -> dict[str, list[dict[str, Any]]]:
+    """Check runs, findings, trial servers, runs and steps for providers 1..count."""
+    rng = random.Random(seed)
+    rows: dict[str, list[dict[str, Any]]] = {
+        name: [] for name in ("check", "finding", "server", "run", "step")
+    }
+    now = datetime(2026, 5, 30, tzinfo=UTC)
+    for pid in range(1, count + 1):
+        if pid % 10 < 7:
+            rows["check"].append(
+                {
+                    "id": pid,
+                    "provider_id": pid,
+                    "verdict": "needs_review",
+                    "checked_on": TODAY,
+                    "rules_version": "perf",
+                    "rule_ids": [],
+                    "fact_names": [],
+                    "fact_errors": {},
+                    "created_at": now,
+                }
+            )
+            rows["finding"].append(
+                {
+                    "check_run_id": pid,
+                    "provider_id": pid,
+                    "rule_id": "licence.expiring",
+                    "severity": rng.choice(["warning", "info", "warning", "blocker"]),
+                    "message_zh": "许可证即将到期（性能测试数据）",
+                    "message_en": "the licence expires soon (perf fixture)",
+                    "evidence": [],
+                }
+            )
+        offers = [(pid - 1) * 4 + slot + 1 for slot in range(4) if rng.random() < share]
+        if not offers:
+            continue
+        rows["server"].append(
+            {"id": pid, "provider_id": pid, "name": "perf", "host": "192.0.2.1", "secret_encrypted": "-"}
+        )
+        for offer_id in offers:
+            finished = now - timedelta(days=rng.choice([2, 10, 40, 120]))
+            rows["run"].append(
+                {
+                    "id": offer_id,
+                    "trial_server_id": pid,
+                    "provider_id": pid,
+                    "offer_id": offer_id,
+                    "suite": "quick",
+                    "params": {},
+                    "state": "succeeded",
+                    "claims": {"intranet_gbps": 200.0},
+                    "comparisons": [],
+                    "created_at": finished,
+                    "finished_at": finished,
+                }
+            )
+            rows["step"].append(
+                {
+                    "run_id": offer_id,
+                    "position": 0,
+                    "step": "quick",
+                    "probe": "all",
+                    "samples": _samples(rng, 200.0),
+                    "options": {},
+                    "outputs": [],
+                    "parse_errors": [],
+                }
+            )
+    return rows
+
+
+def seed(url: str, count: int, share: float) -> float:
+    """Create the schema and bulk-insert the registry and the evidence; returns seconds taken."""
+    started = time.perf_counter()
+    engine = sa.create_engine(url)
+    SQLModel.metadata.drop_all(engine)
+    SQLModel.metadata.create_all(engine)
+    with engine.begin() as connection:
+        for batch in _rows(count):
+            connection.execute(sa.insert(Provider.__table__), batch["provider"])
+            for table, key in ((Licence, "licence"), (Filing, "filing"), (Datacenter, "datacenter")):
+                connection.execute(sa.insert(table.__table__), [child[key] for child in batch["child"]])
+            connection.execute(sa.insert(Offer.__table__), batch["offer"])
+        evidence = _evidence_rows(count, share)
+        for model, key in (
+            (CheckRun, "check"),
+            (StoredFinding, "finding"),
+            (TrialServer, "server"),
+            (BenchRun, "run"),
+            (BenchStep, "step"),
+        ):
+            if evidence[key]:
+                connection.execute(sa.insert(model.__table__), evidence[key])
+    with engine.begin() as connection:
+        connection.execute(sa.text("ANALYZE"))
+    engine.dispose()
+    return time.perf_counter() - started
+
+
+def _median_ms(action: Any, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def measure(url: str, runs: int) -> dict[str, Any]:
+    """Statements per advice, end-to-end and pure medians, offers and measured offers."""
+    answers = validate_answers(json.loads(ANSWERS.read_text(encoding="utf-8")))
+    engine = sa.create_engine(url)
+    statements: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+    with Session(engine) as session:
+
+        def end_to_end() -> None:
+            session.expunge_all()
+            cases.advise_answers(session, answers=answers, today=TODAY)
+            session.rollback()
+
+        end_to_end()
+        statements.clear()
+        end_to_end()
+        per_request = len(statements)
+        facts = cases.offer_facts(session, today=TODAY)
+        db_ms = _median_ms(end_to_end, runs)
+    pure_ms = _median_ms(lambda: advise(answers, facts, today=TODAY), runs)
+    engine.dispose()
+    measured = sum(1 for fact in facts if fact.measurements)
+    return {
+        "offers": len(facts),
+        "measured": measured,
+        "statements": per_request,
+        "db": db_ms,
+        "pure": pure_ms,
+    }
+
+
+def main() -> int:
+    """Seed both sizes, measure, print side by side; exit 1 when statements grow or overhead is too high."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=500)
+    parser.add_argument("--large", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--measured", type=float, default=0.3, help="share of offers with a measured run")
+    parser.add_argument("--postgres", help="PostgreSQL URL (every gpuvet table there is dropped)")
+    args = parser.parse_args()
+    results = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for size in (args.small, args.large):
+            url = args.postgres or f"sqlite:///{folder}/advice-{size}.sqlite3"
+            seeded = seed(url, size, args.measured)
+            results[size] = measure(url, args.runs) | {"seed": seeded}
+    backend = "PostgreSQL" if args.postgres else "SQLite"
+    print(f"advice for {ANSWERS.name} through the database ({backend}); {args.runs} runs, medians in ms")
+    print("providers  offers measured | statements | end to end   pure   DB part  overhead")
+    for size, row in results.items():
+        overhead = (row["db"] - row["pure"]) / row["pure"]
+        row["overhead"] = overhead
+        print(
+            f"{size:9d} {row['offers']:7d} {row['measured']:8d} | {row['statements']:10d} | "
+            f"{row['db']:10.1f} {row['pure']:6.1f} {row['db'] - row['pure']:8.1f} {overhead:8.0%}"
+        )
+    small, large = results[args.small], results[args.large]
+    constant = small["statements"] == large["statements"]
+    print(
+        f"statements per advice: {small['statements']} and {large['statements']} "
+        f"({'constant' if constant else 'GROWING'}); database overhead at {args.large} providers "
+        f"{large['overhead']:.0%} (target <= {OVERHEAD_TARGET:.0%})"
+    )
+    return 0 if constant and large["overhead"] <= OVERHEAD_TARGET else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
