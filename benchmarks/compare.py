@@ -48,6 +48,8 @@ class Thresholds:
     bandwidth_warn: float = 0.5
     iops_pass: float = 0.8
     iops_warn: float = 0.5
+    write_pass: float = 0.8  # fsync'd write MiB/s / the claimed storage type's usual floor
+    write_warn: float = 0.5
     ping_loss_fail_pct: float = 5.0  # any loss warns; this much fails
     jitter_warn_ms: float = 5.0  # mdev above this and above jitter_warn_ratio x avg warns
     jitter_warn_ratio: float = 0.25
@@ -63,6 +65,16 @@ class Thresholds:
             "virtual_disk": (1_000.0, 50_000.0),
             "network_block": (1_000.0, 50_000.0),
             "network_fs": (1_000.0, 50_000.0),
+        }
+    )
+    # 1 MiB sequential writes with fsync, MiB/s: what the storage kind usually sustains at least
+    typical_write_mib_s: dict[str, float] = field(
+        default_factory=lambda: {
+            "local_nvme": 1000.0,
+            "local_ssd": 250.0,
+            "virtual_disk": 80.0,
+            "network_block": 80.0,
+            "network_fs": 80.0,
         }
     )
 
@@ -188,7 +200,11 @@ def bandwidth(inputs: Inputs) -> Iterable[Comparison]:
             f"{en_path} measured {measured} Mbit/s against nominal {nominal:g} Mbit/s: {ratio:.0%} "
             f"(pass at >= {thresholds.bandwidth_pass:.0%}, fail below {thresholds.bandwidth_warn:.0%})",
             subject=step,
-            evidence={"streams": sample.metadata.get("streams"), "reverse": sample.metadata.get("reverse")},
+            evidence={
+                "streams": sample.metadata.get("streams"),
+                "reverse": sample.metadata.get("reverse"),
+                "path": path,
+            },
         )
 
 
@@ -327,6 +343,12 @@ def storage_type(inputs: Inputs) -> Iterable[Comparison]:
             )
 
 
+def _storage_kind(claimed: str | None) -> str:
+    """The detected-storage kind whose usual figures a claimed Offer.storage_type is held to."""
+    aliases = {"local_sata_ssd": "local_ssd", "cloud_disk": "virtual_disk", "nfs": "network_fs"}
+    return aliases.get(claimed or "", claimed or "")
+
+
 @check("iops")
 def iops(inputs: Inputs) -> Iterable[Comparison]:
     """4k random-read IOPS against the nominal IOPS and the typical range of the claimed storage."""
@@ -350,9 +372,7 @@ def iops(inputs: Inputs) -> Iterable[Comparison]:
                 f"{claims.nominal_iops:,.0f}: {ratio:.0%}",
                 subject=step,
             )
-        kind = {"local_sata_ssd": "local_ssd", "cloud_disk": "virtual_disk", "nfs": "network_fs"}.get(
-            claims.storage_type or "", claims.storage_type or ""
-        )
+        kind = _storage_kind(claims.storage_type)
         if kind in thresholds.typical_iops:
             low, high = thresholds.typical_iops[kind]
             zh, en = _name(claims.storage_type)
@@ -386,6 +406,32 @@ def write_throughput(inputs: Inputs) -> Iterable[Comparison]:
             f"1 MiB 顺序写（含 fsync）{measured} MiB/s：写 10 GiB 检查点约 {seconds_per_10g:.0f} 秒",
             f"1 MiB sequential writes with fsync: {measured} MiB/s, a 10 GiB checkpoint takes about "
             f"{seconds_per_10g:.0f} s",
+            subject=str(sample.metadata.get("step", "")),
+        )
+
+
+@check("write_rate")
+def write_rate(inputs: Inputs) -> Iterable[Comparison]:
+    """Checkpoint writes (fsync'd) against what the claimed storage type usually sustains at least."""
+    thresholds = inputs.thresholds
+    floor = thresholds.typical_write_mib_s.get(_storage_kind(inputs.claims.storage_type))
+    if not floor:
+        return
+    zh, en = _name(inputs.claims.storage_type)
+    for sample in inputs.of("write_effective_bandwidth"):
+        measured = round(float(sample.value), 1)
+        ratio = measured / floor
+        yield Comparison(
+            "write_rate",
+            ratio_verdict(ratio, thresholds.write_pass, thresholds.write_warn),
+            measured,
+            floor,
+            round(ratio, 3),
+            "MiB/s",
+            f"含 fsync 的 1 MiB 顺序写实测 {measured} MiB/s，"
+            f"报价的{zh}通常至少 {floor:g} MiB/s，达成 {ratio:.0%}",
+            f"1 MiB sequential writes with fsync measured {measured} MiB/s; the claimed {en} usually "
+            f"sustains at least {floor:g} MiB/s: {ratio:.0%}",
             subject=str(sample.metadata.get("step", "")),
         )
 

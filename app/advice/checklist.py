@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from app.advice.facts import SOURCE_LABELS, OfferFacts, ProviderFacts
+from app.advice.facts import SOURCE_LABELS, Measurement, OfferFacts, ProviderFacts
 from app.advice.knowledge import load
 from app.advice.numbers import fmt, tidy
 from app.advice.requirements import Needs, network_constants
@@ -181,6 +181,16 @@ def item_keys() -> set[str]:
     return {item.key for item in items()}
 
 
+@functools.cache
+def confirm_asks() -> dict[str, dict[str, str]]:
+    """Per fact that may be unrecorded (待确认): what to ask the provider and the item that checks it."""
+    asks = {key: dict(value) for key, value in (load("checklist").get("confirm") or {}).items()}
+    unknown = sorted(key for key, ask in asks.items() if ask.get("item") not in item_keys())
+    if unknown:
+        raise ValueError(f"checklist.yaml confirm: unknown item for {unknown}")
+    return asks
+
+
 def _values(needs: Needs, extra: dict[str, Any]) -> dict[str, str]:
     """Case numbers the item targets may name."""
     values: dict[str, Any] = {
@@ -262,6 +272,8 @@ def _verdict(metric: str, value: Any, needs: Needs, offer: OfferFacts) -> tuple[
         )
     target, op = MEASUREMENT_TARGETS.get(metric, (lambda _needs: None, ">="))
     goal = target(needs)
+    if metric == "gpu_count":  # as many GPUs as the offer claims, and as the case needs
+        goal = max(goal or 0, offer.gpus_per_node)
     if goal is None or not isinstance(value, int | float):
         return None, "", ""
     return COMPARE[op](value, goal), f"，要求 {op} {fmt(goal)}", f", required {op} {fmt(goal)}"
@@ -307,22 +319,7 @@ def _from_measurements(entry: Entry, needs: Needs, offers: list[OfferFacts]) -> 
                 continue
             ok, goal_zh, goal_en = _verdict(metric, measured.value, needs, offer)
             results.append(ok)
-            zh, en = SOURCE_LABELS[measured.source]
-            shown = fmt(measured.value) if isinstance(measured.value, int | float) else measured.value
-            entry.evidence.append(
-                {
-                    "kind": "measurement",
-                    "metric": metric,
-                    "value": measured.value,
-                    "unit": measured.unit,
-                    "ok": ok,
-                    "message_zh": f"{offer.name or offer.gpu_model}：{metric} = "
-                    f"{shown} {measured.unit}（{zh}）{goal_zh}",
-                    "message_en": f"{offer.name or offer.gpu_model}: {metric} = {shown} "
-                    f"{measured.unit} ({en}){goal_en}",
-                    "link": measured.link,
-                }
-            )
+            entry.evidence.append(_measurement_evidence(offer, metric, measured, ok, goal_zh, goal_en))
     if not results or entry.status == FAILED:
         return
     if any(ok is False for ok in results):
@@ -331,6 +328,35 @@ def _from_measurements(entry: Entry, needs: Needs, offers: list[OfferFacts]) -> 
         entry.status = PASSED
     elif entry.status == OPEN:
         entry.status = MEASURED
+
+
+def _measurement_evidence(
+    offer: OfferFacts, metric: str, measured: Measurement, ok: bool | None, goal_zh: str, goal_en: str
+) -> dict[str, Any]:
+    """Evidence line of one measured figure: the value, its run (number, date, link) and the verdict."""
+    zh, en = SOURCE_LABELS[measured.source]
+    shown = fmt(measured.value) if isinstance(measured.value, int | float) else measured.value
+    day = measured.at.date().isoformat() if measured.at else None
+    run_zh = f"，测试 #{measured.run_id}" if measured.run_id else ""
+    run_en = f", run #{measured.run_id}" if measured.run_id else ""
+    if day:
+        run_zh, run_en = f"{run_zh}，{day}", f"{run_en}, {day}"
+    if measured.origin == "uploaded":
+        run_zh, run_en = f"{run_zh}，手工上传", f"{run_en}, uploaded"
+    name = offer.name or offer.gpu_model
+    return {
+        "kind": "measurement",
+        "metric": metric,
+        "value": measured.value,
+        "unit": measured.unit,
+        "ok": ok,
+        "run_id": measured.run_id,
+        "measured_on": day,
+        "origin": measured.origin,
+        "message_zh": f"{name}：{metric} = {shown} {measured.unit}（{zh}{run_zh}）{goal_zh}",
+        "message_en": f"{name}: {metric} = {shown} {measured.unit} ({en}{run_en}){goal_en}",
+        "link": measured.link,
+    }
 
 
 def select(
@@ -354,20 +380,23 @@ def build(
     ticks: Iterable[Tick] = (),
     extra_values: dict[str, Any] | None = None,
     measure_first: dict[str, int] | None = None,
+    to_confirm: dict[str, int] | None = None,
 ) -> list[Entry]:
-    """A case's checklist (per provider if given): auto-ticked, hand-ticked, measure-first items added."""
+    """A case's checklist (per provider if given): auto- and hand-ticked, measure-first and 待确认 added."""
     offers = list(offers)
     values = _values(needs, extra_values or {})
     provider_id = provider.id if provider else None
     by_key = {tick.item_key: tick for tick in ticks if tick.provider_id == provider_id}
     chosen = select(needs, provider, offers)
     wanted = measure_first or {}
-    chosen += [item for item in items() if item.key in wanted and item not in chosen]
+    asks = _confirm_by_item(to_confirm or {})
+    chosen += [item for item in items() if (item.key in wanted or item.key in asks) and item not in chosen]
     entries = []
     for item in chosen:
         entry = Entry(item, target_zh=_fill(item.target_zh, values), target_en=_fill(item.target_en, values))
         if item.key in wanted:
             entry.evidence.append(_measure_first_note(item, wanted[item.key]))
+        entry.evidence.extend(_confirm_note(key, count) for key, count in asks.get(item.key, ()))
         if provider is not None:
             _from_findings(entry, provider)
             _from_measurements(entry, needs, offers)
@@ -386,5 +415,28 @@ def _measure_first_note(item: ChecklistItem, count: int) -> dict[str, Any]:
         "message_zh": f"{count} 个排名中的套餐在这一项上只有典型值或估算值，先实测再签约{command}",
         "message_en": f"{count} ranked offer(s) rest on a typical value or an estimate here; measure before "
         f"signing{command_en}",
+        "link": None,
+    }
+
+
+def _confirm_by_item(counts: dict[str, int]) -> dict[str, list[tuple[str, int]]]:
+    """Unrecorded facts (and how many ranked offers lack each), grouped by the item that checks them."""
+    grouped: dict[str, list[tuple[str, int]]] = {}
+    asks = confirm_asks()
+    for key, count in counts.items():
+        grouped.setdefault(asks[key]["item"], []).append((key, count))
+    return grouped
+
+
+def _confirm_note(key: str, count: int) -> dict[str, Any]:
+    """Evidence line: how many ranked offers have this fact unrecorded, and what to ask the provider."""
+    ask = confirm_asks()[key]
+    return {
+        "kind": "to_confirm",
+        "fact": key,
+        "count": count,
+        "message_zh": f"待确认：{count} 个排名中的套餐在登记中没有这项记录（不算不合格）。{ask['ask_zh']}",
+        "message_en": f"to confirm: {count} ranked offer(s) have nothing on record here (not a failure). "
+        f"{ask['ask_en']}",
         "link": None,
     }

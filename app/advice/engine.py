@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -10,6 +11,7 @@ from app.advice import checklist, faq
 from app.advice.answers import Answers
 from app.advice.facts import OfferFacts
 from app.advice.knowledge import assumptions, load
+from app.advice.misses import nearest_misses
 from app.advice.numbers import fmt, tidy
 from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict, rank_offers
 from app.advice.requirements import Needs, compute_needs, rtt_between
@@ -35,8 +37,10 @@ class Advice:
         """Offers excluded by a hard constraint."""
         return [a for a in self.ranked if a.excluded]
 
-    def to_dict(self, *, limit: int | None = None) -> dict[str, Any]:
-        """JSON form (the `flask advise` output and the API's `advice`)."""
+    def to_dict(
+        self, *, limit: int | None = None, step_url: Callable[[str], str | None] | None = None
+    ) -> dict[str, Any]:
+        """JSON form (`flask advise`, the API's `advice`); `step_url(step)` links a questionnaire step."""
         offers = self.ranked if limit is None else self.eligible[:limit] + self.excluded[:limit]
         return {
             "workload": workload_summary(self.needs),
@@ -47,12 +51,63 @@ class Advice:
                 "eligible": len(self.eligible),
                 "excluded": len(self.excluded),
                 "unverified": unverified_notes(self.ranked),
+                "to_confirm": sum(1 for a in self.ranked if a.confirm and not a.excluded),
             },
+            "nearest_misses": _linked(nearest_misses(self.ranked, self.needs), step_url),
+            "evidence": evidence_used(offers),
             "offers": [assessment_dict(a, self.needs) for a in offers],
             "checklist": [entry.to_dict() for entry in self.checklist],
             "faq": self.faq,
             "assumptions": assumption_list(),
         }
+
+
+def _linked(misses: dict[str, Any] | None, step_url: Callable[[str], str | None] | None) -> Any:
+    """The nearest misses with a link to each questionnaire step that would relax them."""
+    if misses is None:
+        return None
+    for item in [*misses["relaxations"], *(m for offer in misses["offers"] for m in offer["misses"])]:
+        item["step_url"] = step_url(item["step"]) if step_url else None
+    return misses
+
+
+def _when(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def evidence_used(assessed: list[Assessment]) -> dict[str, list[dict[str, Any]]]:
+    """The benchmark runs and credential check runs the listed offers' figures and verdicts rest on."""
+    runs: dict[int, dict[str, Any]] = {}
+    checks: dict[int, dict[str, Any]] = {}
+    for a in assessed:
+        offer, provider = a.offer, a.offer.provider
+        for key, measured in (offer.measurements or {}).items():
+            if measured.run_id is None:
+                continue
+            run = runs.get(measured.run_id)
+            if run is None:
+                run = runs[measured.run_id] = {
+                    "run_id": measured.run_id,
+                    "offer_id": offer.id,
+                    "offer": offer.label,
+                    "origin": measured.origin,
+                    "at": _when(measured.at),
+                    "link": measured.link,
+                    "figures": [],
+                }
+            run["figures"].append(key)
+        if provider.check is not None and provider.id not in checks:
+            checks[provider.id] = {
+                "check_run_id": provider.check.run_id,
+                "provider_id": provider.id,
+                "provider": provider.name,
+                "at": _when(provider.check.at),
+                "link": provider.check.link,
+            }
+    return {
+        "runs": [runs[key] for key in sorted(runs)],
+        "check_runs": sorted(checks.values(), key=lambda item: item["provider_id"]),
+    }
 
 
 def workload_summary(needs: Needs) -> dict[str, Any]:
@@ -155,6 +210,16 @@ def measure_first_counts(ranked: list[Assessment]) -> dict[str, int]:
     return counts
 
 
+def confirm_counts(ranked: list[Assessment]) -> dict[str, int]:
+    """Per unrecorded fact (待确认), how many ranked offers must confirm it with the provider."""
+    counts: dict[str, int] = {}
+    for a in ranked:
+        if a.confirm and not a.excluded:
+            for key in a.confirm:
+                counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def advise(
     answers: Answers,
     offers: list[OfferFacts],
@@ -165,5 +230,10 @@ def advise(
     """Compute the needs, rank the offers, and build the case checklist and the FAQ."""
     needs = compute_needs(answers)
     ranked = rank_offers(offers, needs, today=today or date.today())
-    entries = checklist.build(needs, ticks=ticks or [], measure_first=measure_first_counts(ranked))
+    entries = checklist.build(
+        needs,
+        ticks=ticks or [],
+        measure_first=measure_first_counts(ranked),
+        to_confirm=confirm_counts(ranked),
+    )
     return Advice(answers, needs, ranked, entries, faq.build(needs, ranked))

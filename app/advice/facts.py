@@ -95,6 +95,7 @@ class CheckFacts:
     at: datetime | None
     link: str | None = None
     label: str = ""
+    run_id: int | None = None  # the stored check run
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,7 @@ class ProviderFacts:
     licences: tuple[LicenceFacts, ...] = ()
     iso27001: bool = False
     dengbao_level: int | None = None
+    certifications_on_record: frozenset[str] = frozenset()  # kinds with any record, expired ones included
     discloses_network: bool | None = None
     discloses_storage: bool | None = None
     check: CheckFacts | None = None

@@ -79,6 +79,9 @@ def _ranking_facts(needs: Needs, ranked: list[Assessment]) -> dict[str, Any]:
         ),
     }
     facts["licence_excluded"] = facts["licence_excluded_count"] > 0
+    facts["to_confirm_count"] = sum(1 for a in eligible if a.confirm)
+    facts["has_to_confirm"] = facts["to_confirm_count"] > 0
+    facts["nothing_fits"] = bool(ranked) and not eligible
     if eligible:
         top = eligible[0]
         facts["top_offer"] = top.offer.label

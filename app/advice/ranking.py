@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from app.advice import cities, sizing
 from app.advice.answers import WorkloadKind
+from app.advice.checklist import confirm_asks
 from app.advice.facts import (
     ASSUMED,
     CLAIMED,
@@ -120,6 +121,7 @@ class Assessment:
 
     __slots__ = (
         "city",
+        "confirm",
         "cost",
         "coverage",
         "criteria",
@@ -156,6 +158,7 @@ class Assessment:
         self.stale: frozenset[str] = _NO_KEYS  # keys of measurements older than the configured age
         self.penalty = 1.0  # score factor for measurements far below the claim
         self.verify: tuple[str, ...] = _NO_VERIFY  # figure keys to measure before signing
+        self.confirm: tuple[str, ...] = _NO_VERIFY  # unrecorded facts to confirm with the provider (待确认)
 
     def exclude(
         self, code: str, zh: str | Texts, en: str | None = None, *, source: str, key: str = ""
@@ -168,6 +171,11 @@ class Assessment:
     def measure_first(self, key: str, reason: Reason) -> None:
         """Keep the offer ranked but mark a figure that must be measured before signing."""
         self.verify = (*self.verify, key)
+        self.marks.append(reason)
+
+    def to_confirm(self, key: str, reason: Reason) -> None:
+        """Keep the offer ranked but mark a fact nobody recorded: ask the provider (待确认)."""
+        self.confirm = (*self.confirm, key)
         self.marks.append(reason)
 
     def mark(self, code: str, zh: str | Texts, en: str | None = None) -> None:
@@ -357,6 +365,7 @@ class Scope:
     offer_kind: str
     excluded: list[Reason] = field(default_factory=list)
     marks: list[Reason] = field(default_factory=list)
+    confirm: list[tuple[str, Reason]] = field(default_factory=list)
     coverage: Coverage | None = None
 
     def exclude(self, code: str, zh: str | Texts, en: str | None = None, *, source: str) -> None:
@@ -396,6 +405,8 @@ def _provider(a: Assessment, ctx: Context) -> None:
         a.excluded.extend(scope.excluded)
     if scope.marks:
         a.marks.extend(scope.marks)
+    for key, reason in scope.confirm:
+        a.to_confirm(key, reason)
 
 
 @provider_constraint("provider_status")
@@ -435,7 +446,8 @@ def _licence(scope: Scope, ctx: Context) -> None:
 @provider_constraint("findings")
 def _findings(scope: Scope, ctx: Context) -> None:
     for finding in scope.provider.findings:
-        if finding.severity == "blocker":
+        # Benchmark findings are about one offer, whose measured figures the ranking weighs itself.
+        if finding.severity == "blocker" and not finding.rule_id.startswith("benchmarks."):
             scope.exclude(
                 f"finding.{finding.rule_id}",
                 f"资质核查发现阻断问题：{finding.message_zh}",
@@ -447,22 +459,55 @@ def _findings(scope: Scope, ctx: Context) -> None:
 @provider_constraint("compliance")
 def _compliance(scope: Scope, ctx: Context) -> None:
     needs, provider = ctx.needs, scope.provider
+    recorded = provider.certifications_on_record
     if needs.iso27001 and not provider.iso27001:
-        scope.exclude(
-            "compliance.iso27001",
-            "你要求 ISO 27001，登记中没有该供应商有效的 ISO 27001 证书",
-            "you require ISO 27001; the registry holds no valid ISO 27001 certificate for this provider",
-            source=CLAIMED,
-        )
+        if "iso27001" not in recorded:
+            scope.confirm.append(("iso27001", _unrecorded("iso27001", *CONFIRM_TEXTS["iso27001"])))
+        else:
+            scope.exclude(
+                "compliance.iso27001",
+                "你要求 ISO 27001，登记中该供应商的 ISO 27001 证书已过期",
+                "you require ISO 27001; the certificate on record for this provider has expired",
+                source=CLAIMED,
+            )
     if needs.dengbao_level and (provider.dengbao_level or 0) < needs.dengbao_level:
-        have = f"{provider.dengbao_level} 级" if provider.dengbao_level else "无记录"
-        have_en = f"level {provider.dengbao_level}" if provider.dengbao_level else "none on record"
-        scope.exclude(
-            "compliance.dengbao",
-            f"你要求等保 {needs.dengbao_level} 级及以上，该供应商为{have}",
-            f"you require 等保 (MLPS) level {needs.dengbao_level} or above; this provider has {have_en}",
-            source=CLAIMED,
+        _dengbao(scope, needs.dengbao_level, "dengbao" in recorded)
+
+
+def _dengbao(scope: Scope, wanted: int, recorded: bool) -> None:
+    """A 等保 level below the need excludes; no 等保 record at all is to be confirmed (待确认)."""
+    level = scope.provider.dengbao_level
+    if level is None and not recorded:
+        zh, en = CONFIRM_TEXTS["dengbao"]
+        scope.confirm.append(
+            ("dengbao", _unrecorded("dengbao", f"{zh}（要求 {wanted} 级）", f"{en} (level {wanted} needed)"))
         )
+        return
+    have = f"{level} 级" if level else "已过期的记录"
+    have_en = f"level {level}" if level else "an expired record only"
+    scope.exclude(
+        "compliance.dengbao",
+        f"你要求等保 {wanted} 级及以上，该供应商为{have}",
+        f"you require 等保 (MLPS) level {wanted} or above; this provider has {have_en}",
+        source=CLAIMED,
+    )
+
+
+# What is not on record, per fact to confirm with the provider (the question to ask is in checklist.yaml).
+CONFIRM_TEXTS = {
+    "iso27001": (
+        "登记中没有该供应商的 ISO 27001 记录",
+        "the registry holds no ISO 27001 record for this provider",
+    ),
+    "dengbao": ("登记中没有该供应商的等保记录", "the registry holds no 等保 (MLPS) record for this provider"),
+}
+
+
+def _unrecorded(key: str, zh: str, en: str) -> Reason:
+    """The 待确认 mark of a fact nobody recorded: not a failure, a question for the provider."""
+    return Reason(
+        f"confirm.{key}", f"待确认：{zh}，请向服务商索取", f"to confirm: {en}; ask the provider", UNKNOWN
+    )
 
 
 @constraint("gpu")
@@ -515,7 +560,8 @@ def _gpu(a: Assessment, ctx: Context) -> None:
     if least:
         memory = offer.gpu_memory_gb
         if memory is None:
-            a.marks.append(
+            a.to_confirm(
+                "gpu_memory_gb",
                 ctx.shared(
                     ("gpu.memory_unknown",),
                     "gpu.memory_unknown",
@@ -523,7 +569,7 @@ def _gpu(a: Assessment, ctx: Context) -> None:
                         f"套餐未写明显存，无法确认是否达到 {least} GB",
                         f"the offer does not state GPU memory; cannot confirm {least} GB",
                     ),
-                )
+                ),
             )
         elif memory < least:
             a.excluded.append(
@@ -579,7 +625,8 @@ def _intranet(a: Assessment, ctx: Context) -> None:
         )
         return
     if effective is None:
-        a.marks.append(
+        a.to_confirm(
+            "intranet_gbps",
             ctx.shared(
                 ("intranet.unknown",),
                 "intranet.unknown",
@@ -588,7 +635,7 @@ def _intranet(a: Assessment, ctx: Context) -> None:
                     "the offer does not state intranet bandwidth; "
                     "the gradient sync cannot be checked (measure it)",
                 ),
-            )
+            ),
         )
         return
     if needs.needed_effective_gbps is not None and effective < needs.needed_effective_gbps:
@@ -620,9 +667,11 @@ def storage_kind(offer: OfferFacts) -> str:
     return str(measured.value) if measured is not None else offer.storage_type
 
 
-def _storage_figures(offer: OfferFacts, ctx: Context) -> tuple[tuple[Any, str], tuple[Any, str]]:
+def storage_figures(
+    offer: OfferFacts, typical_storage: dict[str, dict[str, float]]
+) -> tuple[tuple[Any, str], tuple[Any, str]]:
     """(value, source) of random-read IOPS and of write MB/s."""
-    typical = ctx.typical_storage.get(storage_kind(offer))
+    typical = typical_storage.get(storage_kind(offer))
     iops = best(offer, "read_iops", offer.nominal_iops, typical["iops"] if typical else None)
     write = best(offer, "write_mb_s", None, typical["write_mb_s"] if typical else None)
     return iops, write
@@ -643,7 +692,8 @@ def _checkpoint_texts(needs: Needs, write: float, source: str) -> tuple[str, str
 def _storage(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
     if storage_kind(offer) == "unknown":
-        a.marks.append(
+        a.to_confirm(
+            "storage_type",
             ctx.shared(
                 ("storage.unknown",),
                 "storage.unknown",
@@ -652,12 +702,12 @@ def _storage(a: Assessment, ctx: Context) -> None:
                     "the offer does not say whether storage is local or network; "
                     "get it in writing and measure it",
                 ),
-            )
+            ),
         )
     if needs.read_iops is None and needs.checkpoint_write_mb_s is None:
         _capacity(a, ctx)
         return
-    (iops, iops_source), (write, write_source) = _storage_figures(offer, ctx)
+    (iops, iops_source), (write, write_source) = storage_figures(offer, ctx.typical_storage)
     if needs.read_iops is not None and iops is not None and iops < needs.read_iops:
         texts = lambda: _iops_texts(needs, iops, iops_source)  # noqa: E731
         if iops_source == ASSUMED:
@@ -741,7 +791,9 @@ def _bandwidth(a: Assessment, ctx: Context) -> None:
         a.excluded.append(ctx.shared(("bandwidth.shared",), "bandwidth.shared", lambda: (zh, en), source))
     elif kind is None:
         zh, en = BANDWIDTH_TEXTS["bandwidth.unknown"]
-        a.marks.append(ctx.shared(("bandwidth.unknown",), "bandwidth.unknown", lambda: (zh, en)))
+        a.to_confirm(
+            "bandwidth_type", ctx.shared(("bandwidth.unknown",), "bandwidth.unknown", lambda: (zh, en))
+        )
 
 
 @dataclass(slots=True)
@@ -755,6 +807,7 @@ class Place:
     excluded: list[Reason] = field(default_factory=list)
     marks: list[Reason] = field(default_factory=list)
     verify: Reason | None = None
+    confirm: Reason | None = None
 
 
 def _place(offer: OfferFacts, ctx: Context) -> Place:
@@ -770,13 +823,12 @@ def _place(offer: OfferFacts, ctx: Context) -> Place:
             )
         )
         if needs.kind == WorkloadKind.interactive_inference:
-            place.excluded.append(
-                Reason(
-                    "latency.no_city",
-                    "交互式推理须知道机房位置才能判断时延",
-                    "interactive inference needs the datacenter location to judge latency",
-                    UNKNOWN,
-                )
+            place.confirm = Reason(
+                "confirm.datacenter_city",
+                "待确认：交互式推理须知道机房位置才能判断时延，请向服务商问清机房所在城市",
+                "to confirm: interactive inference needs the datacenter location to judge latency; ask the "
+                "provider which city it is in",
+                UNKNOWN,
             )
         return place
     if fallback:
@@ -838,6 +890,8 @@ def _latency(a: Assessment, ctx: Context) -> None:
         a.marks.extend(place.marks)
     if place.verify is not None:
         a.measure_first("rtt_ms", place.verify)
+    if place.confirm is not None:
+        a.to_confirm("datacenter_city", place.confirm)
 
 
 @constraint("budget")
@@ -852,12 +906,13 @@ def _budget(a: Assessment, ctx: Context) -> None:
     )
     value = cost.value
     if value is None:
-        a.marks.append(
+        a.to_confirm(
+            "price",
             ctx.shared(
                 ("cost.unknown",),
                 "cost.unknown",
                 lambda: ("套餐没有报价，无法核算成本", "the offer has no price; cost cannot be worked out"),
-            )
+            ),
         )
         return
     budget = needs.budget_cny
@@ -1029,7 +1084,7 @@ def _storage_score(a: Assessment, ctx: Context) -> tuple[float, Reason]:
     kind = storage_kind(offer)
     fit = needs.storage_fit.get(kind, 0.0)
     parts = [fit]
-    (iops, iops_source), (write, write_source) = _storage_figures(offer, ctx)
+    (iops, iops_source), (write, write_source) = storage_figures(offer, ctx.typical_storage)
     headroom = float(assumptions()["storage"]["headroom"])
     if needs.read_iops and iops:
         parts.append(min(1.0, iops / needs.read_iops / headroom))
@@ -1169,7 +1224,7 @@ def weights_for(needs: Needs) -> dict[str, float]:
 
 
 @contextlib.contextmanager
-def _without_gc() -> Iterator[None]:
+def without_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector: assessing thousands of offers allocates many small objects
     and nothing cyclic that must be freed meanwhile, so collections would only rescan the registry."""
     enabled = gc.isenabled()
@@ -1183,7 +1238,7 @@ def _without_gc() -> Iterator[None]:
 
 def rank_offers(offers: list[OfferFacts], needs: Needs, *, today: date) -> list[Assessment]:
     """Assess every offer; eligible ones first by score, then the excluded ones."""
-    with _without_gc():
+    with without_gc():
         return _rank(offers, needs, today)
 
 
@@ -1256,6 +1311,8 @@ def assessment_dict(a: Assessment, needs: Needs) -> dict[str, Any]:
         "excluded": bool(a.excluded),
         "excluded_because": [reason.to_dict() for reason in a.excluded],
         "measure_before_signing": bool(a.verify) and not a.excluded,
+        "to_confirm": bool(a.confirm) and not a.excluded,
+        "confirm": [_confirm_dict(key) for key in a.confirm],
         "verify": [{"key": key, "checklist_key": VERIFY_ITEMS.get(key)} for key in a.verify],
         "stale": sorted(a.stale),
         "score_factor": round(a.penalty, 3),
@@ -1265,4 +1322,15 @@ def assessment_dict(a: Assessment, needs: Needs) -> dict[str, Any]:
         "office_rtt_ms": round(a.office_rtt_ms, 1) if a.office_rtt_ms is not None else None,
         "user_rtt_ms": {name: round(ms, 1) for name, ms in a.user_rtt_ms.items()},
         "licence": a.coverage.reason.to_dict() if a.coverage else None,
+    }
+
+
+def _confirm_dict(key: str) -> dict[str, Any]:
+    """One unrecorded fact of an offer: what to ask the provider and the checklist item that checks it."""
+    ask = confirm_asks().get(key, {})
+    return {
+        "key": key,
+        "checklist_key": ask.get("item"),
+        "ask_zh": ask.get("ask_zh"),
+        "ask_en": ask.get("ask_en"),
     }

@@ -9,6 +9,7 @@ from flask import Response, g, jsonify, request, url_for
 from pydantic import BaseModel, Field, ValidationError
 
 from app.advice.answers import Answers
+from app.advice.questionnaire import STEP_KEYS
 from app.api import bp
 from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route
@@ -36,6 +37,14 @@ class AdvicePublic(BaseModel):
     checklist: list[dict[str, Any]]
     faq: list[dict[str, Any]]
     assumptions: list[dict[str, Any]]
+    evidence: dict[str, Any] = Field(
+        description="所列套餐依据的基准测试与资质核查记录 (the runs and check runs the listed offers rest on)"
+    )
+    nearest_misses: Optional[dict[str, Any]] = Field(
+        default=None,
+        description="没有套餐入选时：差得最少的套餐、差在哪一项、差多少、放宽哪一步答案能让几个套餐入选 "
+        "(when nothing fits: the nearest misses, their gaps and the relaxations that would help)",
+    )
 
 
 class CasePublic(BaseModel):
@@ -50,6 +59,10 @@ class CasePublic(BaseModel):
     created_at: datetime
     updated_at: datetime
     answers: dict[str, Any]
+    evidence_since_saved: dict[str, int] = Field(
+        description="保存后新增的基准测试与资质核查次数 (benchmark and check runs that landed after the case "
+        "was saved)"
+    )
     advice: Optional[AdvicePublic] = None
 
 
@@ -108,13 +121,22 @@ def _limit() -> int | None:
         raise from_validation_error(exc) from None
 
 
+def _step_link(case_id: int) -> Any:
+    """The address of a questionnaire step of the case (pages), for the nearest misses."""
+    return lambda step: url_for("web.case_step", case_id=case_id, step=step) if step in STEP_KEYS else None
+
+
 def _case_response(case: ProcurementCase, status: int = 200) -> Response:
     session = get_session()
     advice = None
     if case.complete:
-        advice = service.advise_case(session, case_id=case.id).to_dict(limit=_limit())  # type: ignore[arg-type]
+        advice = service.advise_case(session, case_id=case.id).to_dict(  # type: ignore[arg-type]
+            limit=_limit(),
+            step_url=_step_link(case.id),  # type: ignore[arg-type]
+        )
     body = {
         **_summary(case),
+        "evidence_since_saved": service.evidence_since(session, case=case),
         "created_at": _aware(case.created_at).isoformat(),
         "answers": case.answers,
         "advice": advice,

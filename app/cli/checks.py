@@ -22,6 +22,7 @@ def check_command(provider_id: int, dry_run: bool, today: datetime | None) -> No
     """Run every vetting rule on PROVIDER_ID (no network) and print the verdict and findings as JSON."""
     from app.services import checks
     from app.services.errors import ServiceError
+    from app.services.verdicts import verdict_of
 
     day = today.date() if today else None
     with cli_session() as session:
@@ -39,12 +40,16 @@ def check_command(provider_id: int, dry_run: bool, today: datetime | None) -> No
                 return
             run = checks.run_check(session, provider_id=provider_id, today=day)
             stored = checks.run_findings(session, check_run_id=run.id)
+            shown = verdict_of(session, provider_id).to_dict()  # as the pages and reports show it
         except ServiceError as exc:
             fail(exc)
     print_json(
         {
             "provider_id": provider_id,
             "verdict": run.verdict,
+            "verdict_label_zh": shown["label_zh"],
+            "verdict_label_en": shown["label_en"],
+            "unverified": shown["unverified"],
             "check_run_id": run.id,
             "findings": [checks.finding_dict(finding) for finding in stored],
         }

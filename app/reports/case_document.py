@@ -77,6 +77,13 @@ def case_charts(eligible: list[dict[str, Any]], labels: Labels) -> list[Any]:
     ]
 
 
+def evidence_rows(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """The benchmark runs and check runs the advice used, each with its date as text."""
+    runs = [{**run, "when": when_text(run.get("at"))} for run in evidence.get("runs") or []]
+    checks = [{**check, "when": when_text(check.get("at"))} for check in evidence.get("check_runs") or []]
+    return {"runs": runs, "check_runs": checks}
+
+
 def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) -> dict[str, Any]:
     """Everything the case report template needs."""
     labels = Labels(language)
@@ -109,6 +116,8 @@ def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) ->
         "checklist": advice.get("checklist") or [],
         "faq": advice.get("faq") or [],
         "assumptions": advice.get("assumptions") or [],
+        "evidence": evidence_rows(advice.get("evidence") or {}),
+        "nearest": advice.get("nearest_misses"),
         "figures": figures(case_charts(eligible[:MAX_RANKED], labels), labels) if eligible else [],
         "sections": [(anchor, labels.t(key)) for anchor, key in SECTIONS],
         "num": fmt_number,

@@ -11,6 +11,7 @@ from markupsafe import Markup
 from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
 from app.reports.labels import Labels
 from app.reports.recommend import recommendations
+from app.vetting.subjects import findings_by_record, record_numbers
 
 SOURCE_LABELS = {
     "checks": "src_checks",
@@ -325,25 +326,31 @@ def subject_results(inputs: dict[str, Any], labels: Labels) -> tuple[bool, dict[
     checks = inputs["sources"].get("checks") or {}
     if checks.get("status") != "ok":
         return False, {}
-    by_subject: dict[str, list[str]] = {}
-    for finding in (checks.get("data") or {}).get("findings") or []:
-        text = (
-            f"{labels.v('severity', finding.get('severity'))}："
-            if labels.language == "zh"
-            else (f"{labels.v('severity', finding.get('severity'))}: ")
-        )
-        text += labels.pick(finding.get("message_zh"), finding.get("message_en"))
-        for subject in _subjects(finding.get("subject") or ""):
-            by_subject.setdefault(subject, []).append(text)
-    return True, by_subject
+    records = [
+        (entity, item.get("id"), item.get("number") or item.get("number_raw"))
+        for entity, key in (("licence", "licences"), ("filing", "filings"))
+        for item in inputs.get(key) or []
+    ]
+    grouped = findings_by_record((checks.get("data") or {}).get("findings") or [], record_numbers(records))
+    separator = "：" if labels.language == "zh" else ": "
+    return True, {
+        subject: [
+            f"{labels.v('severity', finding.get('severity'))}{separator}"
+            + labels.pick(finding.get("message_zh"), finding.get("message_en"))
+            for finding in found
+        ]
+        for subject, found in grouped.items()
+    }
 
 
-def _subjects(subject: str) -> list[str]:
-    """'licence:3,4' is about licence:3 and licence:4; other subjects stand as they are."""
-    kind, _, ids = subject.partition(":")
-    if ids and all(part.strip().isdigit() for part in ids.split(",")):
-        return [f"{kind}:{part.strip()}" for part in ids.split(",")]
-    return [subject]
+def cover_verdict(inputs: dict[str, Any], verdict: str | None, labels: Labels) -> tuple[str, str]:
+    """(level, label) on the cover: the shared provider verdict, else (older snapshots) the check's own."""
+    shared = (inputs["sources"].get("verdict") or {}).get("data")
+    if shared:
+        level = "not_verified" if shared["level"] == "unchecked" else shared["level"]
+        return level, labels.pick(shared["label_zh"], shared["label_en"])
+    level = verdict or "not_verified"
+    return level, labels.v("verdict", level)
 
 
 # ---------------------------------------------------------------- the whole document
@@ -380,6 +387,7 @@ def provider_context(inputs: dict[str, Any], meta: dict[str, Any], language: str
         "running_title": inputs["provider"].get("short_name") or inputs["provider"]["legal_name"],
         "registry_updated": when_text(inputs["provider"].get("updated_at")),
         "verdict": verdict or "not_verified",
+        "cover_verdict": cover_verdict(inputs, verdict, labels),
         "check": check_data if verdict else None,
         "check_when": when_text(check_data.get("created_at")) if verdict else "",
         "checks_status": checks.get("status"),

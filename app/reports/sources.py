@@ -107,6 +107,15 @@ def _checks(session: Session, provider: Any) -> dict[str, Any] | None:
     }
 
 
+# ---------------------------------------------------------------- the provider verdict (issue 10)
+@source("verdict", module="app.services.verdicts")
+def _verdict(session: Session, provider: Any) -> dict[str, Any]:
+    """The same verdict the provider list and pages show (app.services.verdicts)."""
+    from app.services.verdicts import verdict_of
+
+    return verdict_of(session, provider.id).to_dict()
+
+
 # ---------------------------------------------------------------- stored evidence (issue 3)
 # Fetches that show something about the provider; tokens and captchas are plumbing, not evidence.
 EVIDENCE_PURPOSES = ("footer", "footer_page", "icp_query", "licence_query")

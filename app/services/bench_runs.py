@@ -27,6 +27,7 @@ from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.services.errors import Conflict, InvalidInput, NotFound, from_validation_error
 from app.services.facts import fact_source
+from app.services.rechecks import recheck
 from app.services.trials import STRICT, address_policy, get_server, ssh_target
 from benchmarks.compare import Claims, Thresholds, compare
 from benchmarks.params import SuiteParams
@@ -277,6 +278,8 @@ def execute_run(
     run.finished_at = utcnow()
     session.add(run)
     session.commit()
+    if run.state == RunState.succeeded:
+        recheck(session, provider_id=run.provider_id, since=run.finished_at, cause=f"bench run {run.id}")
     return run
 
 

@@ -20,6 +20,7 @@ from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunOrigin, RunState
 from app.services.bench_runs import claims_of, thresholds
 from app.services.errors import FieldError, InvalidInput, NotFound
+from app.services.rechecks import recheck
 from benchmarks.compare import compare
 from benchmarks.probes import get_parser
 from benchmarks.probes.disk import classify
@@ -254,6 +255,7 @@ def upload_output(
     session.add(_step(run, tool=tool, step=step, path=path, decoded=decoded, samples=samples))
     session.commit()
     session.refresh(run)
+    recheck(session, provider_id=run.provider_id, since=run.finished_at, cause=f"upload {run.id}")
     return run
 
 
@@ -315,7 +317,8 @@ def upload_summary(session: Session, run: BenchRun) -> dict[str, Any]:
 
 
 def fact_runs(session: Session, provider_id: int) -> list[dict[str, Any]]:
-    """For the "benchmarks" fact: the latest upload per offer, tool and path, unless executed since."""
+    """For the "benchmarks" fact: the latest upload per offer, tool, path and the checks it settles
+    (fio random reads and fio writes are different evidence), unless executed since."""
     runs = session.exec(
         select(BenchRun)
         .where(
@@ -327,7 +330,8 @@ def fact_runs(session: Session, provider_id: int) -> list[dict[str, Any]]:
     ).all()
     latest: dict[tuple[Any, ...], BenchRun] = {}
     for run in runs:
-        latest.setdefault((run.offer_id, run.params.get("tool"), run.params.get("path")), run)
+        settles = frozenset(comparison["check"] for comparison in run.comparisons)
+        latest.setdefault((run.offer_id, run.params.get("tool"), run.params.get("path"), settles), run)
     return [_fact_entry(run) for run in latest.values() if not _executed_since(session, run)]
 
 

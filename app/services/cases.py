@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 
 from app.advice import checklist, questionnaire
 from app.advice.answers import Answers, WorkloadKind, validate_answers, validate_step
-from app.advice.engine import Advice, advise, measure_first_counts
+from app.advice.engine import Advice, advise, confirm_counts, measure_first_counts
 from app.advice.facts import (
     MEASURED,
     CheckFacts,
@@ -286,7 +286,7 @@ def _provider_facts(
     current = [c for c in certifications if c.expires_on is None or c.expires_on >= today]
     iso = any(c.kind == CertificationKind.iso27001 for c in current)
     levels = [c.level for c in current if c.kind == CertificationKind.dengbao and c.level]
-    check = CheckFacts(at=stored.created_at, link=link) if stored is not None else None
+    check = CheckFacts(at=stored.created_at, link=link, run_id=stored.id) if stored is not None else None
     return ProviderFacts(
         id=provider.id,  # type: ignore[arg-type]
         name=provider.legal_name,
@@ -295,6 +295,7 @@ def _provider_facts(
         licences=licences,
         iso27001=iso,
         dengbao_level=max(levels) if levels else None,
+        certifications_on_record=frozenset(getattr(c.kind, "value", c.kind) for c in certifications),
         discloses_network=provider.discloses_network_topology,
         discloses_storage=provider.discloses_storage_config,
         check=check,
@@ -563,6 +564,37 @@ def _bandwidth_type(comparisons: list[dict[str, Any]], figures: Figures) -> None
             figures["bandwidth_type"] = ("dedicated" if steady else "shared", "", note)
 
 
+# ---------------------------------------------------------------- freshness
+def evidence_since(session: Session, *, case: ProcurementCase) -> dict[str, int]:
+    """Runs (executed or uploaded) and check runs that landed after the case was saved: one statement."""
+    since = case.updated_at
+    finished = col(BenchRun.finished_at)
+    landed = sa.or_(finished > since, sa.and_(finished.is_(None), col(BenchRun.created_at) > since))
+    runs = (
+        sa.select(sa.func.count())
+        .select_from(BenchRun)
+        .where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None), landed)
+        .scalar_subquery()
+    )
+    checks = (
+        sa.select(sa.func.count())
+        .select_from(CheckRun)
+        .where(col(CheckRun.created_at) > since)
+        .scalar_subquery()
+    )
+    run_count, check_count = session.execute(sa.select(runs, checks)).one()
+    return {"runs": int(run_count or 0), "check_runs": int(check_count or 0)}
+
+
+def resave_case(session: Session, *, case_id: int, version: Any) -> ProcurementCase:
+    """Save a complete case again, unchanged, so that it stands on the evidence there is now."""
+    case = get_case(session, case_id=case_id)
+    expected = _check_version(session, case, version)
+    _touch(case)
+    _commit(session, case_id=case_id, expected=expected)
+    return case
+
+
 # ---------------------------------------------------------------- advice and checklist
 def ticks_of(session: Session, *, case_id: int) -> list[checklist.Tick]:
     """The case's hand ticks."""
@@ -626,6 +658,7 @@ def provider_checklist(
         ticks=ticks,
         extra_values=extra,
         measure_first=measure_first_counts(own),
+        to_confirm=confirm_counts(own),
     )
 
 

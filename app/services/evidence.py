@@ -22,6 +22,7 @@ from app.models.evidence import Evidence
 from app.models.jobs import Job
 from app.services.errors import InvalidInput, NotFound
 from app.services.facts import fact_source
+from app.services.rechecks import recheck
 from scrapers import charset
 from scrapers import footer as footer_scraper
 from scrapers.http import BadUrl, FetchError, FetchResult, HttpClient, HttpPolicy, check_url
@@ -349,6 +350,8 @@ def scrape_footer(
 
     site = footer_scraper.scrape_site(url, client.fetch, on_page=on_page)
     home = site.pages[0]
+    if stored:
+        recheck(session, provider_id=provider_id, since=stored[-1].fetched_at, cause="footer scrape")
     return {
         "ok": home.error is None,
         "error": str(home.error) if home.error else None,

@@ -30,6 +30,7 @@ from app.models.jobs import Job, JobState
 from app.services import evidence as evidence_service
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.facts import fact_source
+from app.services.rechecks import recheck
 from scrapers import miit_icp, miit_licence
 from scrapers.http import FetchError, FetchTimeout, HttpClient
 from scrapers.official import (
@@ -412,6 +413,10 @@ def run_step(
         session.rollback()
         work.fail(MESSAGES["failed"].format(detail="内部错误 (internal error)"))
         raise
+    if lookup.state == LookupState.completed:
+        recheck(
+            session, provider_id=lookup.provider_id, since=lookup.completed_at, cause=f"lookup {lookup.id}"
+        )
     return {"lookup_id": lookup.id, "state": str(lookup.state), "message": lookup.message}
 
 

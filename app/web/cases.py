@@ -361,6 +361,11 @@ def _check_link(provider_id: int) -> str | None:
     return url_for("web.provider_detail", provider_id=provider_id)
 
 
+def step_link(case_id: int) -> Any:
+    """A function giving the address of one questionnaire step of the case (nearest misses link it)."""
+    return lambda step: url_for("web.case_step", case_id=case_id, step=step) if step in FORMS else None
+
+
 def _unfinished(case: Any) -> Any:
     """Send an analyst back to the first unfinished step; tell a viewer the case is not finished."""
     if not has_role(current_user, Role.analyst):
@@ -384,12 +389,27 @@ def case_detail(case_id: int) -> Any:
     return render_template(
         "cases/result.html",
         case=case,
-        advice=advice.to_dict(limit=PAGE_OFFERS),
+        advice=advice.to_dict(limit=PAGE_OFFERS, step_url=step_link(case_id)),
         page_offers=PAGE_OFFERS,
         lang=_lang(),
         steps=_step_links(case, case.answers),
         history=service.case_history(session, case_id=case_id),
+        changed=service.evidence_since(session, case=case),
     )
+
+
+@bp.post("/cases/<int:case_id>/resave")
+@role_required(Role.analyst)
+def case_resave(case_id: int) -> Any:
+    """Save the case again on the evidence there is now (clears the "evidence changed" notice)."""
+    try:
+        service.resave_case(get_session(), case_id=case_id, version=request.form.get("version", ""))
+    except (Conflict, InvalidInput) as exc:
+        for error in exc.errors:
+            flash(error.message, "danger")
+    else:
+        flash(_("已按最新证据重新保存"), "success")
+    return redirect(url_for("web.case_detail", case_id=case_id))
 
 
 @bp.get("/cases/<int:case_id>/answers.json")

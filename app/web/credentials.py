@@ -22,6 +22,7 @@ from app.models.jobs import Job, JobState
 from app.services import checks
 from app.services import providers as provider_service
 from app.services.errors import ServiceError
+from app.services.verdicts import verdict_of
 from app.vetting.findings import load_rules
 from app.web import bp
 from app.web.jobs import job_link, job_view
@@ -119,6 +120,7 @@ def provider_credentials(provider_id: int) -> Any:
         provider=provider,
         run=run,
         latest_id=history[0].id if history else None,
+        provider_verdict=verdict_of(session, provider_id),
         findings=findings,
         reasons=[finding for finding in findings if finding.severity != "info"],
         history=history,

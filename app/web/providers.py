@@ -14,8 +14,10 @@ from app.models import Provider
 from app.models.enums import Role
 from app.services import providers as service
 from app.services.errors import Conflict, FieldError, InvalidInput
+from app.services.verdicts import verdict_of, verdicts_of
 from app.vetting.identifiers import identify
 from app.vetting.provinces import PROVINCES
+from app.vetting.subjects import findings_by_record, record_numbers
 from app.web import bp
 from app.web.forms import (
     PROVIDER_FORM,
@@ -78,7 +80,8 @@ nav_item("web.provider_new", _l("新建供应商"), role=Role.analyst, order=20)
 def providers() -> Any:
     """Provider list: search box, filters, sort and pagination."""
     query, errors = _list_query()
-    page = service.list_providers(get_session(), query=query)
+    session = get_session()
+    page = service.list_providers(session, query=query)
     filters = {key: request.args.get(key, "") for key in LIST_KEYS}
     field_errors: dict[str, list[str]] = {}
     for error in errors:
@@ -91,6 +94,7 @@ def providers() -> Any:
         "providers/list.html",
         page=page,
         rows=[_summary(provider) for provider in page.items],
+        verdicts=verdicts_of(session, [provider.id for provider in page.items]),
         filters=filters,
         field_errors=field_errors,
         kept=kept,
@@ -113,13 +117,28 @@ def provider_detail(provider_id: int) -> Any:
         "filings": {filing.id: identify(filing.number_raw) for filing in provider.filings},
         "uscc": identify(provider.uscc) if provider.uscc else None,
     }
+    verdict = verdict_of(session, provider_id)
     return render_template(
         "providers/detail.html",
         provider=provider,
         datacenter_names=datacenter_names,
         checks=checks,
+        verdict=verdict,
+        record_findings=record_findings(session, provider, verdict.check_run_id),
         history=service.history(session, provider_id=provider_id),
     )
+
+
+def record_findings(session: Any, provider: Provider, check_run_id: int | None) -> dict[str, list[Any]]:
+    """The latest check run's findings about each licence and filing ('licence:3': [finding dict ...])."""
+    if check_run_id is None:
+        return {}
+    from app.services.checks import finding_dict, run_findings
+
+    records = [("licence", r.id, r.number or r.number_raw) for r in provider.licences]
+    records += [("filing", r.id, r.number or r.number_raw) for r in provider.filings]
+    found = [finding_dict(stored) for stored in run_findings(session, check_run_id=check_run_id)]
+    return findings_by_record(found, record_numbers(records))
 
 
 def _render_provider_form(

@@ -85,6 +85,33 @@ def test_measurements_pass_or_fail_against_the_case_numbers():
     assert entry.status == checklist.FAILED
 
 
+def test_gpus_tick_against_the_claim_and_the_evidence_names_run_and_date():
+    needs = compute_needs(training_answers(compute={"gpus_per_node": 2}))
+    at = datetime(2026, 5, 20, 9)
+    short = Measurement(4, "GPUs", link="/bench-runs/7", at=at, run_id=7, origin="uploaded")
+    full = Measurement(8, "GPUs", link="/bench-runs/8", at=at, run_id=8)
+
+    def gpu_entry(measured):
+        built = checklist.build(
+            needs, provider=provider(), offers=[offer(1, measurements={"gpu_count": measured})]
+        )
+        return next(entry for entry in built if entry.item.key == "gpu_inventory")
+
+    # 4 GPUs found on an 8-GPU offer: enough for the case, but not what was sold
+    entry = gpu_entry(short)
+    assert entry.status == checklist.FAILED
+    (evidence,) = entry.evidence
+    assert (
+        evidence["run_id"] == 7
+        and evidence["measured_on"] == "2026-05-20"
+        and evidence["link"] == "/bench-runs/7"
+    )
+    assert (
+        "run #7, 2026-05-20, uploaded" in evidence["message_en"] and "required >= 8" in evidence["message_en"]
+    )
+    assert gpu_entry(full).status == checklist.PASSED
+
+
 def test_hand_ticks_apply_per_provider_and_keep_the_automatic_status():
     needs = compute_needs(training_answers())
     at = datetime(2026, 5, 2, 10, 30)

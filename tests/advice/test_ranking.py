@@ -196,19 +196,27 @@ def test_budget_gpu_and_compliance_constraints():
         compliance={"iso27001": True, "dengbao_level": 3},
     )
     certified = provider(9, iso27001=True, dengbao_level=3)
+    lapsed = provider(8, dengbao_level=2, certifications_on_record=frozenset({"iso27001", "dengbao"}))
     offers = [
         offer(1, provider=certified),  # 4 x 80000 = 320000 > 300000
         offer(2, provider=certified, price_month_cny=70000, gpu_model="H20", gpu_memory_gb=96),
         offer(3, provider=certified, price_month_cny=70000, gpu_memory_gb=40, gpus_per_node=4),
-        offer(4, price_month_cny=70000),  # no ISO 27001, no 等保
+        offer(4, price_month_cny=70000),  # no ISO 27001 and no 等保 on record: to confirm, not excluded
         offer(5, provider=certified, price_month_cny=70000, gpu_model="A800"),
+        offer(6, provider=lapsed, price_month_cny=70000),  # ISO 27001 expired, 等保 level 2 on record
     ]
-    by_id, _ = ranked(answers, offers)
+    by_id, advice = ranked(answers, offers)
     assert codes(by_id[1]) == ["cost.budget"]
     assert codes(by_id[2]) == ["gpu.model"]
     assert codes(by_id[3]) == ["gpu.per_node", "gpu.memory"]
-    assert codes(by_id[4]) == ["compliance.iso27001", "compliance.dengbao"]
-    assert by_id[5].rank == 1
+    assert codes(by_id[6]) == ["compliance.iso27001", "compliance.dengbao"]
+    assert {by_id[4].rank, by_id[5].rank} == {1, 2} and by_id[4].confirm == ("iso27001", "dengbao")
+    data = assessment_dict(by_id[4], advice.needs)
+    assert data["to_confirm"] and not data["excluded"]
+    assert [item["checklist_key"] for item in data["confirm"]] == ["certifications", "certifications"]
+    assert "ISO 27001" in data["confirm"][0]["ask_en"] and "待确认" in data["marks"][0]["message_zh"]
+    (faq,) = [item for item in advice.faq if item["key"] == "to_confirm"]
+    assert faq["answer_en"].startswith("1 ranked offers lack a record")
 
 
 def test_cost_is_scored_against_the_cheapest_and_explained():
@@ -236,3 +244,50 @@ def test_offer_json_shows_score_reasons_figures_and_sources():
     assert excluded["excluded"] and excluded["score"] is None and excluded["excluded_because"]
     order = [item["offer_id"] for item in advice.to_dict()["offers"]]
     assert order == [1, 2]
+
+
+def test_no_eligible_offer_shows_the_nearest_misses_with_gap_relaxation_count_and_step():
+    answers = training_answers(compute={"min_gpu_memory_gb": 80}, budget={"monthly_cny": 100000})
+    offers = [
+        offer(1, price_month_cny=30000),  # 4 x 30000 = 120000 > 100000: over budget only
+        offer(2, price_month_cny=28000),  # 112000: over budget only, the nearer of the two
+        offer(3, price_month_cny=20000, gpu_memory_gb=40),  # below the GPU memory only
+        offer(4, price_month_cny=30000, gpu_memory_gb=40),  # both
+        offer(5, price_month_cny=20000, provider=provider(7, status="rejected")),  # no answer helps
+    ]
+    advice = advise(answers, offers, today=TODAY)
+    data = advice.to_dict(step_url=lambda step: f"/cases/1/steps/{step}")
+    assert data["summary"]["eligible"] == 0
+    misses = data["nearest_misses"]
+    by_id = {item["offer_id"]: item for item in misses["offers"]}
+    assert [item["offer_id"] for item in misses["offers"]] == [2, 1, 3, 4]
+    (budget,) = by_id[1]["misses"]
+    assert budget["code"] == "cost.budget" and budget["have"] == 120000 and budget["need"] == 100000
+    assert budget["gap_en"] == "budget ¥120,000/month vs ¥100,000" and "预算 ¥100,000" in budget["gap_zh"]
+    # relaxing the budget to offer 1's cost brings in offers 1 and 2; to offer 2's, only offer 2
+    assert budget["brings_in"] == 2 and by_id[2]["misses"][0]["brings_in"] == 1
+    assert budget["step"] == "budget" and budget["step_url"] == "/cases/1/steps/budget"
+    assert "120,000" in budget["relax_en"] and "2 offer(s)" in budget["relax_en"]
+    (memory,) = by_id[3]["misses"]
+    assert memory["gap_en"] == "GPU memory 40 GB claimed by provider vs 80 needed"
+    assert memory["step"] == "compute"
+    assert by_id[4]["conditions"] == 2 and {m["brings_in"] for m in by_id[4]["misses"]} == {0}
+    relax = {item["code"]: item["brings_in"] for item in misses["relaxations"]}
+    assert relax == {"cost.budget": 2, "gpu.memory": 1} and misses["unrelaxable"] == 1
+    assert "nothing_fits" in {item["key"] for item in data["faq"]}
+    assert advise(training_answers(), offers[:1], today=TODAY).to_dict()["nearest_misses"] is None
+
+
+def test_unrecorded_figures_keep_offers_ranked_and_to_confirm():
+    nowhere = offer(2, datacenter_city=None, datacenter_province=None, datacenter_name=None)
+    by_id, advice = ranked(inference_answers(), [nowhere])
+    # no datacenter city: the latency cannot be judged, which is a question for the provider, not a failure
+    assert codes(by_id[2]) == [] and by_id[2].rank == 1 and by_id[2].confirm == ("datacenter_city",)
+    by_id, advice = ranked(
+        training_answers(model={"parameters_billion": 0.1}),
+        [offer(3, intranet_gbps=None, rdma_type="none", rdma_gbps=None)],
+    )
+    assert by_id[3].rank == 1 and "intranet_gbps" in by_id[3].confirm
+    data = assessment_dict(by_id[3], advice.needs)
+    asks = {item["key"]: item["ask_en"] for item in data["confirm"]}
+    assert data["to_confirm"] and "iperf3" in asks["intranet_gbps"]

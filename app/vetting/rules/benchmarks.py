@@ -1,8 +1,11 @@
-"""Red flag 12: trial-server measurements contradict the offer (shared bandwidth, storage not local NVMe).
+"""Benchmark findings: trial-server measurements or uploaded outputs that contradict the offer.
 
-Reads the "benchmarks" fact (app.services.bench_runs): the latest finished run of each trial server with
-its claims-versus-measurements comparisons. A comparison that benchmarks.compare marked red_flag 12 with
-verdict fail becomes a finding here.
+Reads the "benchmarks" fact (app.services.bench_runs): the latest finished run of each trial server and
+the latest uploads, with the claims-versus-measurements comparisons benchmarks.compare stored on them.
+A comparison that failed becomes a finding here: red flag 12 (shared bandwidth, storage not local NVMe,
+bandwidth far below the claim), IOPS or fsync'd writes far below the claim, GPUs that do not match.
+Texts and severities live in app/knowledge/sources.yaml; a finding from uploaded output weighs at most
+vetting.yaml benchmarks.uploaded_max_severity.
 """
 
 from __future__ import annotations
@@ -11,28 +14,22 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.vetting.findings import Finding, RuleContext, Severity, rule
+from app.vetting.rules._sources import texts
 
-# comparison check -> how a person confirms it
-VERIFY = {
-    "stability": (
-        "在不同时段（含晚高峰）重复带宽测试；要求供应商书面说明带宽是否独享、上联及收敛比。",
-        "Repeat the throughput test at different times (including the evening peak); ask the provider "
-        "to state in writing whether the bandwidth is dedicated, and the uplink and oversubscription ratio.",
-    ),
-    "storage_type": (
-        "在服务器上运行 lsblk -d -o NAME,TRAN,MODEL 与 findmnt -T 数据目录，要求供应商说明数据盘类型与位置。",
-        "Run lsblk -d -o NAME,TRAN,MODEL and findmnt -T on the data directory, and ask the provider which "
-        "disk the data lives on and where.",
-    ),
-}
+SEVERITY_RANK = {Severity.info.value: 0, Severity.warning.value: 1, Severity.blocker.value: 2}
 
 
-def _red_flags(context: RuleContext, check: str) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    fact = context.facts.get("benchmarks") or {}
-    for run in fact.get("runs", []):
+def _runs(context: RuleContext) -> list[dict[str, Any]]:
+    return (context.facts.get("benchmarks") or {}).get("runs", [])
+
+
+def _failed(context: RuleContext, *checks: str, red_flag: int | None = None) -> Iterator[tuple[dict, dict]]:
+    """(run, comparison) of every failed comparison of `checks` (and of `red_flag`, when given)."""
+    for run in _runs(context):
         for comparison in run.get("comparisons", []):
-            flagged = comparison.get("red_flag") == 12 and comparison.get("verdict") == "fail"
-            if flagged and comparison.get("check") == check:
+            if comparison.get("check") not in checks or comparison.get("verdict") != "fail":
+                continue
+            if red_flag is None or comparison.get("red_flag") == red_flag:
                 yield run, comparison
 
 
@@ -52,29 +49,46 @@ def _where(run: dict[str, Any]) -> tuple[str, str, str]:
     )
 
 
-def _finding(rule_id: str, run: dict[str, Any], comparison: dict[str, Any]) -> Finding:
-    verify_zh, verify_en = VERIFY[comparison["check"]]
+def _severity(context: RuleContext, rule_id: str, run: dict[str, Any]) -> str:
+    """The rule's severity, capped for uploaded output (gpuvet did not run those commands)."""
+    severity = str(texts()["rules"][rule_id]["severity"])
+    if run.get("origin") != "uploaded":
+        return severity
+    cap = (context.knowledge.get("benchmarks") or {}).get("uploaded_max_severity", Severity.warning.value)
+    return min(severity, cap, key=SEVERITY_RANK.__getitem__)
+
+
+def _finding(context: RuleContext, rule_id: str, run: dict[str, Any], comparison: dict[str, Any]) -> Finding:
     where_zh, where_en, subject = _where(run)
+    evidence = {
+        "kind": "benchmark",
+        "run_id": run["run_id"],
+        "origin": run.get("origin") or "executed",
+        "offer_id": run.get("offer_id"),
+        "check": comparison["check"],
+        "verdict": comparison.get("verdict"),
+        "measured": comparison.get("measured"),
+        "claimed": comparison.get("claimed"),
+        "ratio": comparison.get("ratio"),
+        "unit": comparison.get("unit"),
+        **(comparison.get("evidence") or {}),
+    }
+    spec = texts()["rules"][rule_id]
     return Finding(
         rule_id=rule_id,
-        severity=Severity.warning,
-        message_zh=f"{where_zh}：{comparison['reason_zh']}",
-        message_en=f"{where_en}: {comparison['reason_en']}",
-        how_to_verify_zh=verify_zh,
-        how_to_verify_en=verify_en,
+        severity=Severity(_severity(context, rule_id, run)),
+        message_zh=spec["message_zh"].format(where=where_zh, reason=comparison["reason_zh"]),
+        message_en=spec["message_en"].format(where=where_en, reason=comparison["reason_en"]),
+        how_to_verify_zh=spec["verify_zh"],
+        how_to_verify_en=spec["verify_en"],
         subject=subject,
-        evidence=(
-            {
-                "kind": "benchmark",
-                "run_id": run["run_id"],
-                "offer_id": run.get("offer_id"),
-                "check": comparison["check"],
-                "measured": comparison.get("measured"),
-                "claimed": comparison.get("claimed"),
-                **(comparison.get("evidence") or {}),
-            },
-        ),
+        evidence=(evidence,),
     )
+
+
+def _bandwidth_path(comparison: dict[str, Any]) -> Any:
+    """The path a throughput comparison measured (older runs stored no path: the nominal tells it apart)."""
+    return (comparison.get("evidence") or {}).get("path") or comparison.get("claimed")
 
 
 @rule(
@@ -85,8 +99,8 @@ def _finding(rule_id: str, run: dict[str, Any], comparison: dict[str, Any]) -> F
 )
 def shared_bandwidth(context: RuleContext) -> Iterator[Finding]:
     """Repeated throughput swings (high CV or a low minimum) on an offer claiming dedicated bandwidth."""
-    for run, comparison in _red_flags(context, "stability"):
-        yield _finding("benchmarks.shared_bandwidth", run, comparison)
+    for run, comparison in _failed(context, "stability", red_flag=12):
+        yield _finding(context, "benchmarks.shared_bandwidth", run, comparison)
 
 
 @rule(
@@ -97,5 +111,59 @@ def shared_bandwidth(context: RuleContext) -> Iterator[Finding]:
 )
 def storage_not_nvme(context: RuleContext) -> Iterator[Finding]:
     """The data directory is not on a local NVMe disk although the offer claims so."""
-    for run, comparison in _red_flags(context, "storage_type"):
-        yield _finding("benchmarks.storage_not_nvme", run, comparison)
+    for run, comparison in _failed(context, "storage_type", red_flag=12):
+        yield _finding(context, "benchmarks.storage_not_nvme", run, comparison)
+
+
+@rule(
+    "benchmarks.bandwidth_below_claim",
+    title_zh="实测带宽远低于标称",
+    title_en="Measured bandwidth far below the nominal",
+    red_flag=12,
+)
+def bandwidth_below_claim(context: RuleContext) -> Iterator[Finding]:
+    """The best throughput test of a path in one run failed (below bandwidth_warn of the nominal)."""
+    for run in _runs(context):
+        best: dict[Any, dict[str, Any]] = {}
+        for comparison in run.get("comparisons", []):
+            if comparison.get("check") != "bandwidth" or comparison.get("ratio") is None:
+                continue
+            path = _bandwidth_path(comparison)
+            if path not in best or comparison["ratio"] > best[path]["ratio"]:
+                best[path] = comparison
+        for comparison in best.values():
+            if comparison.get("verdict") == "fail":
+                yield _finding(context, "benchmarks.bandwidth_below_claim", run, comparison)
+
+
+@rule(
+    "benchmarks.iops_below_claim",
+    title_zh="实测 IOPS 远低于标称",
+    title_en="Measured IOPS far below the nominal",
+)
+def iops_below_claim(context: RuleContext) -> Iterator[Finding]:
+    """4k random-read IOPS below iops_warn of the offer's nominal IOPS."""
+    for run, comparison in _failed(context, "iops"):
+        yield _finding(context, "benchmarks.iops_below_claim", run, comparison)
+
+
+@rule(
+    "benchmarks.write_below_claim",
+    title_zh="含 fsync 的写入速度远低于所称存储的常见水平",
+    title_en="fsync'd write rate far below what the claimed storage sustains",
+)
+def write_below_claim(context: RuleContext) -> Iterator[Finding]:
+    """Checkpoint writes below write_warn of the usual floor of the claimed storage type."""
+    for run, comparison in _failed(context, "write_rate"):
+        yield _finding(context, "benchmarks.write_below_claim", run, comparison)
+
+
+@rule(
+    "benchmarks.gpu_mismatch",
+    title_zh="GPU 数量或型号与报价不符",
+    title_en="GPU count or model differs from the offer",
+)
+def gpu_mismatch(context: RuleContext) -> Iterator[Finding]:
+    """The run found another GPU count (0 included) or model than the offer claims."""
+    for run, comparison in _failed(context, "gpu_count", "gpu_model"):
+        yield _finding(context, "benchmarks.gpu_mismatch", run, comparison)

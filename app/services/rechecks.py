@@ -1,0 +1,44 @@
+"""Re-run the credential check when new evidence lands (footer scrape, official lookup, benchmark run or
+upload), so the stored verdict always includes it.
+
+Idempotent: evidence that finished at `since` triggers no new run when a check run already started at or
+after that moment. Never raises: a failed re-check is logged and rolled back, and the job or request that
+brought the evidence keeps its own outcome.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from sqlmodel import Session
+
+from app.models.checks import CheckRun
+
+logger = logging.getLogger(__name__)
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def recheck(
+    session: Session, *, provider_id: int | None, since: datetime | None, cause: str
+) -> CheckRun | None:
+    """A new check run of the provider, unless one was made after `since` (None: skipped or failed)."""
+    if provider_id is None:
+        return None
+    from app.services import checks
+
+    try:
+        latest = checks.latest_check(session, provider_id=provider_id)
+        landed = _aware(since)
+        if latest is not None and landed is not None and _aware(latest.created_at) >= landed:
+            return None
+        return checks.run_check(session, provider_id=provider_id)
+    except Exception:  # the evidence is stored; the verdict catches up at the next check
+        logger.exception("re-check of provider %s after %s failed", provider_id, cause)
+        session.rollback()
+        return None
