@@ -6,6 +6,7 @@ ranking reads nothing else, so it stays pure and fast.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
@@ -59,13 +60,13 @@ class LicenceFacts:
         expires_on: date | None,
     ) -> LicenceFacts:
         """Facts of one licence record; the number is parsed to learn its province and issuer level."""
-        ident = identify(number_raw)
+        number, kind, province, issuer_level, foreign_invested = parse_licence_number(number_raw)
         return cls(
-            number=ident.normalized or number_raw,
-            kind=ident.kind,
-            province=ident.province,
-            issuer_level=ident.parts.get("issuer_level"),
-            foreign_invested=bool(ident.parts.get("foreign_invested")),
+            number=number,
+            kind=kind,
+            province=province,
+            issuer_level=issuer_level,
+            foreign_invested=foreign_invested,
             business_items=frozenset(business_items),
             resource_collab=b11_includes_resource_collab,
             coverage=tuple(coverage),
@@ -73,6 +74,21 @@ class LicenceFacts:
             issued_on=issued_on,
             expires_on=expires_on,
         )
+
+
+# Cached: every advice reads every licence of the registry, and a number always parses the same way.
+@functools.lru_cache(maxsize=65536)
+def parse_licence_number(number_raw: str) -> tuple[str, str, str | None, str | None, bool]:
+    """(normalised number, kind, province, issuer level, foreign-invested) of a licence number."""
+    ident = identify(number_raw)
+    parts = ident.parts
+    return (
+        ident.normalized or number_raw,
+        ident.kind,
+        ident.province,
+        parts.get("issuer_level"),
+        bool(parts.get("foreign_invested")),
+    )
 
 
 @dataclass(frozen=True)
@@ -160,6 +176,15 @@ class OfferFacts:
     datacenter_province: str | None = None
     datacenter_city: str | None = None
     measurements: dict[str, Measurement] = field(default_factory=dict)
+
+    # The frozen dataclass __init__ sets each field through object.__setattr__ (about 2 µs an offer, 40 ms
+    # for the 20,000 offers one advice reads); `values` must name every field.
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> OfferFacts:
+        """An offer's facts from the value of every field, built without the frozen dataclass's checks."""
+        facts = object.__new__(cls)
+        facts.__dict__.update(values)
+        return facts
 
     @property
     def label(self) -> str:

@@ -202,7 +202,7 @@ def check_coverage(
                 ),
                 unknown[0].number,
             )
-        return Coverage(False, Reason("licence.outside_coverage", lambda: _outside_texts(idc, province)))
+        return Coverage(False, Reason("licence.outside_coverage", _outside_texts, args=(idc, province)))
     notes: list[Reason] = []
     licence = covering[0]
     if offer_kind == "cloud_instance":
@@ -247,10 +247,9 @@ def check_coverage(
                 "restricted for foreign investment and needs a manual review",
             )
         )
-    chosen = licence
     return Coverage(
         True,
-        Reason("licence.covered", lambda: _covered_texts(chosen, province)),
+        Reason("licence.covered", _covered_texts, args=(licence, province)),
         licence.number,
         tuple(notes),
     )

@@ -1,7 +1,8 @@
 """A reason shown to the buyer: a stable code plus the same sentence in Chinese and English.
 
-The sentences may be given as a function that writes both: ranking thousands of offers then only formats
-the sentences somebody reads (formatting numbers is most of the cost of an explanation).
+The sentences may be given as a function that writes both (called with `args`, so that thousands of offers
+need no closure each): ranking thousands of offers then only formats the sentences somebody reads
+(formatting numbers is most of the cost of an explanation).
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from typing import Any
 
 from app.advice.facts import SOURCE_LABELS
 
-Texts = Callable[[], tuple[str, str]]
+Texts = Callable[..., tuple[str, str]]
 
 
 class Reason:
     """Why an offer was excluded, marked or scored the way it was."""
 
-    __slots__ = ("_build", "_en", "_zh", "code", "link", "source")
+    __slots__ = ("_args", "_build", "_en", "_zh", "code", "link", "source")
 
     def __init__(
         self,
@@ -26,10 +27,12 @@ class Reason:
         en: str | None = None,
         source: str | None = None,
         link: str | None = None,
+        args: tuple[Any, ...] = (),
     ) -> None:
         self.code = code
         self.source = source  # where the figure the reason rests on came from (facts.SOURCE_LABELS)
         self.link = link  # the run (or check) that measured it, when there is a page
+        self._args = args  # what a `zh` function writes the sentences from
         if callable(zh):
             self._build: Texts | None = zh
             self._zh = self._en = None
@@ -39,8 +42,8 @@ class Reason:
 
     def _texts(self) -> tuple[str, str]:
         if self._zh is None and self._build is not None:
-            self._zh, self._en = self._build()
-            self._build = None
+            self._zh, self._en = self._build(*self._args)
+            self._build, self._args = None, ()
         return self._zh or "", self._en or ""
 
     @property

@@ -12,14 +12,23 @@ from app.api.body import if_match_version as _if_match
 from app.api.body import json_object
 from app.api.errors import ApiError
 from app.api.routing import MAX_ID, api_route
-from app.api.schemas import AuditEntryList, AuditEntryPublic, DeleteParams, ProviderListParams
+from app.api.schemas import (
+    AuditEntryList,
+    AuditEntryPublic,
+    DeleteParams,
+    ProviderListParams,
+    ProviderWithVerdict,
+    ProviderWithVerdictPage,
+    VerdictPublic,
+)
 from app.auth import has_role
 from app.db import get_session
 from app.models import Provider
 from app.models.enums import Role
-from app.models.io import ProviderCreate, ProviderPage, ProviderPatch, ProviderPublic
+from app.models.io import ProviderCreate, ProviderPatch, ProviderPublic
 from app.services import providers as svc
 from app.services.errors import FieldError
+from app.services.verdicts import ProviderVerdict, verdict_of, verdicts_of
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
 
@@ -37,8 +46,16 @@ def provider_json(provider: Provider) -> dict[str, Any]:
     return public.model_dump(mode="json")
 
 
-def _provider_response(provider: Provider, status: int = 200) -> Response:
-    response = jsonify(provider_json(provider))
+def verdict_json(verdict: ProviderVerdict) -> dict[str, Any]:
+    """A provider verdict as VerdictPublic JSON."""
+    return VerdictPublic.model_validate(verdict.to_dict()).model_dump(mode="json")
+
+
+def _provider_response(provider: Provider, status: int = 200, *, with_verdict: bool = False) -> Response:
+    body = provider_json(provider)
+    if with_verdict:
+        body["verdict"] = verdict_json(verdict_of(get_session(), provider.id))
+    response = jsonify(body)
     response.status_code = status
     response.set_etag(str(provider.version))
     return response
@@ -57,16 +74,21 @@ def _version_mismatch() -> ApiError:
     "GET",
     summary="供应商列表：搜索、筛选、排序、分页 (list providers)",
     role=Role.viewer,
-    response_model=ProviderPage,
+    response_model=ProviderWithVerdictPage,
     query_model=ProviderListParams,
 )
 def list_providers() -> Response:
-    """Same filters as the provider list page; every provider comes with its nested records."""
+    """Same filters as the provider list page; every provider comes with its nested records and verdict."""
     query = svc.parse_query(request.args.to_dict())
-    page = svc.list_providers(get_session(), query=query)
+    session = get_session()
+    page = svc.list_providers(session, query=query)
+    verdicts = verdicts_of(session, [provider.id for provider in page.items])
     return jsonify(
         {
-            "items": [provider_json(provider) for provider in page.items],
+            "items": [
+                {**provider_json(provider), "verdict": verdict_json(verdicts[provider.id])}
+                for provider in page.items
+            ],
             "total": page.total,
             "page": page.page,
             "per_page": page.per_page,
@@ -101,13 +123,14 @@ def create_provider() -> Response:
     "GET",
     summary="供应商详情 (read a provider)",
     role=Role.viewer,
-    response_model=ProviderPublic,
+    response_model=ProviderWithVerdict,
     response_headers=("ETag",),
     errors=(404,),
 )
 def get_provider(provider_id: int) -> Response:
-    """The provider with every nested record; ETag carries the version to send back when changing it."""
-    return _provider_response(svc.get_provider(get_session(), provider_id=provider_id))
+    """The provider with its nested records and verdict; ETag carries the version to send when changing it."""
+    provider = svc.get_provider(get_session(), provider_id=provider_id)
+    return _provider_response(provider, with_verdict=True)
 
 
 def _given_id(item: Any) -> int | None:

@@ -8,7 +8,9 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, Field
 
 from app.models.enums import BandwidthType, ProviderStatus, StorageType
+from app.models.io import ProviderPublic
 from app.services.providers import MAX_PAGE, SORTS, ProviderQuery
+from app.services.verdicts import LEVELS, SOURCES
 
 _DEFAULTS = {name: info.default for name, info in ProviderQuery.model_fields.items()}
 
@@ -44,6 +46,38 @@ class AuditEntryList(BaseModel):
     """Audit entries of one provider and its nested records, newest first."""
 
     items: list[AuditEntryPublic]
+
+
+class VerdictPublic(BaseModel):
+    """The provider verdict shown on every page and report cover, worded with what was not verified."""
+
+    level: Literal[tuple(LEVELS)] = Field(  # type: ignore[valid-type]
+        description="pass | needs_review | fail | unchecked（从未核查 never checked）"
+    )
+    label_zh: str = Field(
+        description="中文结论，如 通过（仅依据登记数据；官方查询、网站页脚、试用测试未核实）"
+    )
+    label_en: str = Field(description="in English, e.g. passes on registry data; lookup not verified")
+    unverified: list[Literal[tuple(SOURCES)]] = Field(  # type: ignore[valid-type]
+        description="未核实的证据来源：lookup 官方查询、footer 网站页脚、trial 试用测试或上传输出 "
+        "(evidence sources not verified yet)"
+    )
+
+
+class ProviderWithVerdict(ProviderPublic):
+    """A provider with every nested record and its verdict (GET /providers, GET /providers/{provider_id})."""
+
+    verdict: VerdictPublic
+
+
+class ProviderWithVerdictPage(BaseModel):
+    """One page of providers, each with its verdict."""
+
+    items: list[ProviderWithVerdict]
+    total: int
+    page: int
+    per_page: int
+    pages: int
 
 
 class ProviderListParams(BaseModel):

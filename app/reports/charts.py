@@ -27,6 +27,7 @@ WIDTH = 640
 LABEL_LIMIT = 34  # width (CJK counts 2) of a chart label before it is cut; the tables give the full text
 FONT = '"GV Sans", "GV Sans Full", "WenQuanYi Micro Hei", "Noto Sans CJK SC", sans-serif'
 COLOURS = ("#4f7cac", "#e39b4f", "#5aa872", "#c0566a", "#8a7bb8", "#6b8e9e", "#b8956b", "#7a7a7a")
+MIN_LINE_POINTS = 2  # a timeline of fewer points is an empty frame
 _KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,40}$")
 # Elements pygal adds for its JavaScript tooltips; a static chart does not need them.
 _DROPPED_TAGS = {"script", "desc"}
@@ -86,9 +87,12 @@ class Chart:
     reference_label: str = ""
 
     def has_data(self) -> bool:
-        """Whether at least one value or point is present."""
+        """Whether there is something to draw: a bar value, or a line of at least two points."""
+        if self.kind == "timeline":
+            return any(
+                sum(y is not None for _, y in series.points) >= MIN_LINE_POINTS for series in self.series
+            )
         values = [value for series in self.series for value in series.values]
-        values += [y for series in self.series for _, y in series.points]
         return any(value is not None for value in values)
 
 

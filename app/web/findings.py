@@ -16,6 +16,7 @@ from app.models.enums import Role
 from app.models.jobs import JobState
 from app.services import checks
 from app.services.errors import InvalidInput, ServiceError
+from app.services.verdicts import verdicts_of
 from app.vetting.provinces import PROVINCES
 from app.web import bp
 from app.web.credentials import (
@@ -66,6 +67,7 @@ def findings() -> Any:
     query, errors = _query()
     session = get_session()
     page = checks.findings_overview(session, query=query)
+    by_provider = query.view != "findings"  # one row per provider: the worded provider verdict (issue 10)
     kept = {key: value for key, value in request.args.items() if key in KEYS and value and key not in errors}
     running = jobs.recent_jobs(
         session, kind=CHECK_ALL_KIND, states=(JobState.queued, JobState.running), limit=3
@@ -86,6 +88,7 @@ def findings() -> Any:
         severity_colours=SEVERITY_COLOURS,
         verdict_labels=VERDICT_LABELS,
         verdict_colours=VERDICT_COLOURS,
+        verdicts=verdicts_of(session, [provider.id for _run, provider in page.rows]) if by_provider else {},
     )
     return html, (422 if errors else 200)
 

@@ -10,6 +10,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from markupsafe import Markup, escape
+from sqlmodel import Session, col, select
 
 from app.auth import has_role, role_required
 from app.db import get_session
@@ -20,6 +21,7 @@ from app.reports.pdf import renderer_for_settings
 from app.services import reports as service
 from app.services.errors import Conflict, InvalidInput
 from app.services.providers import get_provider
+from app.services.verdicts import LEVELS, ProviderVerdict, verdict_of
 from app.web import bp
 from app.web.nav import provider_tab
 
@@ -37,6 +39,40 @@ def _default_language() -> str:
     return locale if locale in LANGUAGES else "zh"
 
 
+# Where a provider report's snapshot keeps the shared verdict it printed (app.reports.sources "verdict").
+SNAPSHOT_VERDICT = ("inputs", "sources", "verdict", "data")
+
+
+def export_verdicts(session: Session, exports: list[ExportRecord]) -> dict[int, ProviderVerdict]:
+    """The verdict each provider report states on its cover, read from the snapshots in one statement."""
+    # Reports exported before the worded verdict fall back to their check's level, without a word on the
+    # coverage they did not record; a report that had no check says 未核验.
+    if not exports:
+        return {}
+    stored = col(ExportRecord.inputs_json)[SNAPSHOT_VERDICT]
+    found = dict(
+        session.exec(
+            select(ExportRecord.id, stored).where(col(ExportRecord.id).in_([r.id for r in exports]))
+        ).all()
+    )
+    out: dict[int, ProviderVerdict] = {}
+    for record in exports:
+        data = found.get(record.id)
+        if isinstance(data, dict) and data.get("level") in LEVELS:
+            out[record.id] = ProviderVerdict(
+                provider_id=int(data.get("provider_id") or record.subject_id),
+                level=data["level"],
+                label_zh=str(data.get("label_zh") or LEVELS[data["level"]][0]),
+                label_en=str(data.get("label_en") or LEVELS[data["level"]][1]),
+                unverified=tuple(data.get("unverified") or ()),
+                check_run_id=data.get("check_run_id"),
+            )
+            continue
+        level = record.verdict if record.verdict in LEVELS else "unchecked"
+        out[record.id] = ProviderVerdict(record.subject_id, level, *LEVELS[level])
+    return out
+
+
 def _provider_page(provider_id: int, *, errors: list[str] | None = None, status: int = 200) -> Any:
     session = get_session()
     provider = get_provider(session, provider_id=provider_id)
@@ -44,7 +80,9 @@ def _provider_page(provider_id: int, *, errors: list[str] | None = None, status:
     html = render_template(
         "reports/provider.html",
         provider=provider,
+        verdict=verdict_of(session, provider_id),
         exports=exports,
+        export_verdicts=export_verdicts(session, exports),
         languages=LANGUAGE_NAMES,
         default_language=_default_language(),
         can_export=has_role(current_user, Role.analyst),

@@ -124,7 +124,15 @@ def test_every_ref_resolves_and_every_schema_is_valid_json_schema(doc):
     for ref in refs:
         _resolve(doc, ref)
     schemas = doc["components"]["schemas"]
-    for name in ("ProviderCreate", "ProviderPatch", "ProviderPublic", "ProviderPage", "ErrorResponse"):
+    for name in (
+        "ProviderCreate",
+        "ProviderPatch",
+        "ProviderPublic",
+        "ProviderWithVerdict",
+        "ProviderWithVerdictPage",
+        "VerdictPublic",
+        "ErrorResponse",
+    ):
         assert name in schemas
     for schema in schemas.values():
         Draft202012Validator.check_schema(schema)
@@ -157,13 +165,17 @@ def test_real_answers_validate_against_the_document(doc, api, tokens):
     url = created.headers["Location"]
 
     body = api.get(url, headers=viewer).get_json()
-    _assert_valid(doc, "ProviderPublic", body)
+    _assert_valid(doc, "ProviderWithVerdict", body)
     assert body["licences"] and body["filings"] and body["offers"] and body["datacenters"]
-    _assert_valid(doc, "ProviderPage", api.get(f"{PREFIX}/providers", headers=viewer).get_json())
+    assert body["verdict"]["level"] == "unchecked"
+    listed = api.get(f"{PREFIX}/providers", headers=viewer).get_json()
+    _assert_valid(doc, "ProviderWithVerdictPage", listed)
+    assert listed["items"][0]["verdict"] == body["verdict"]
     _assert_valid(doc, "AuditEntryList", api.get(f"{url}/history", headers=viewer).get_json())
 
     # What a client reads can be sent back as a PATCH body.
-    patch = {key: value for key, value in body.items() if key not in {"id", "created_at", "updated_at"}}
+    read_only = {"id", "created_at", "updated_at", "verdict"}
+    patch = {key: value for key, value in body.items() if key not in read_only}
     for collection in ("licences", "filings"):
         for item in patch[collection]:
             for derived in ("number", "number_kind", "categories"):
