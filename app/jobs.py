@@ -7,7 +7,10 @@ or run inline when Settings.jobs_immediate / app.config["JOBS_IMMEDIATE"] is set
 
 A worker (`flask --app wsgi worker`) runs the Huey consumer. The Huey task opens its own session on the
 app's engine, claims the job (queued -> running, so a task delivered twice runs once), calls fn, and
-stores its JSON result or its error. While a job runs, a heartbeat thread touches the row; a job still
+stores its JSON result or its error. A job whose function returned is succeeded; when its work did not
+succeed, its result dict says so with "outcome": "failed" | "problems" (else "ok") and the reason in
+"outcome_message_zh" / "outcome_message_en" (see job_result_outcome), which the job pages show.
+While a job runs, a heartbeat thread touches the row; a job still
 'running' whose worker is gone (dead process on this host, or no heartbeat for a while) is marked
 interrupted, or queued again when its kind is idempotent. Jobs queued in the database but missing from
 the queue's storage are handed to the queue again when a worker starts, so a restart loses no job.
@@ -97,6 +100,12 @@ def kind_title(kind: str, locale: str) -> str:
 
 
 # ---------------------------------------------------------------- helpers
+def job_result_outcome(outcome: str, message_zh: str = "", message_en: str = "") -> dict[str, str]:
+    """The outcome fields a job function adds to its result dict ("ok", "failed" or "problems")."""
+    assert outcome in ("ok", "failed", "problems")
+    return {"outcome": outcome, "outcome_message_zh": message_zh, "outcome_message_en": message_en}
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 

@@ -10,6 +10,7 @@ each hop goes through the same guard.
 from __future__ import annotations
 
 import contextvars
+import errno
 import hashlib
 import logging
 import socket
@@ -96,6 +97,36 @@ class ConnectionFailed(FetchError):
     code = "connection"
 
 
+class Unreachable(ConnectionFailed):
+    """This machine cannot reach the host: its name does not resolve or the connection is refused."""
+
+    code = "unreachable"
+
+    def __init__(self, message: str, *, reason: str, url: str = "") -> None:
+        super().__init__(message, url=url)
+        self.reason = reason  # "dns", "refused" or "network"
+        self.code = f"unreachable_{reason}"
+
+
+# Why a host could not be reached, as told to the analyst (zh, en).
+UNREACHABLE_HINTS = {
+    "dns": ("域名无法解析", "the host name does not resolve"),
+    "refused": ("连接被拒绝", "the connection was refused"),
+    "network": ("网络不可达", "the network is unreachable"),
+}
+
+
+def unreachable(url: str, reason: str) -> Unreachable:
+    """An Unreachable error for url with a bilingual message naming the cause and what to do."""
+    zh, en = UNREACHABLE_HINTS[reason]
+    return Unreachable(
+        f"本机无法连接 {url}（{zh}）：请检查代理/网络，或手工查询后记录结果 "
+        f"(this machine cannot reach {url}: {en}; check the proxy/network, or record the lookup by hand)",
+        reason=reason,
+        url=url,
+    )
+
+
 # ------------------------------------------------------------------------------------------------ policy
 @dataclass(frozen=True)
 class HttpPolicy:
@@ -172,7 +203,7 @@ class AddressGuard(AddressPolicy):
         try:
             return super().resolve(host, port, chosen)
         except ResolveFailed as exc:
-            raise ConnectionFailed(exc.message, url=exc.host) from exc
+            raise unreachable(exc.host or host, "dns") from exc
 
 
 # A fetch in progress: the sockets it uses, so a watchdog can cut off a response that drips too slowly.
@@ -231,6 +262,7 @@ class _GuardedMixin:
                 continue
             except OSError as exc:
                 error = NewConnectionError(self, f"Failed to establish a new connection: {exc}")
+                error.__cause__ = exc
                 continue
             logger.debug("connected to %s (%s) family %s", host, sockaddr[0], family)
             self.peer = sockaddr[0]
@@ -396,6 +428,10 @@ class HttpClient:
             _ACTIVE.reset(token)
 
     def _translate(self, exc: requests.RequestException, url: str, watch: _Watch) -> FetchError:
+        # Before timeouts: urllib3's NewConnectionError subclasses ConnectTimeoutError.
+        reason = None if watch.fired else _unreachable_reason(exc)
+        if reason is not None:
+            return unreachable(url, reason)
         if watch.fired or isinstance(exc, requests.Timeout) or _timed_out(exc):
             seconds = self.policy.total_timeout if watch.fired else self.policy.read_timeout
             return FetchTimeout(
@@ -501,6 +537,36 @@ class HttpClient:
             )
         logger.info("fetched %s %s -> %s (%d bytes)", method, url, result.status, len(body))
         return result
+
+
+_REFUSED_ERRNOS = frozenset({errno.ECONNREFUSED})
+_NETWORK_ERRNOS = frozenset({errno.ENETUNREACH, errno.EHOSTUNREACH})
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and every exception it wraps (cause, context, urllib3 reason, args)."""
+    seen: set[int] = set()
+    pending: list[Any] = [exc]
+    while pending:
+        current = pending.pop(0)
+        if not isinstance(current, BaseException) or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        pending += [current.__cause__, current.__context__, getattr(current, "reason", None)]
+        pending += list(current.args)
+
+
+def _unreachable_reason(exc: BaseException) -> str | None:
+    """Why the chain shows the host could not be reached ("dns", "refused", "network"), else None."""
+    for current in _chain(exc):
+        if isinstance(current, (urllib3_exceptions.NameResolutionError, socket.gaierror, ResolveFailed)):
+            return "dns"
+        if isinstance(current, ConnectionRefusedError) or getattr(current, "errno", None) in _REFUSED_ERRNOS:
+            return "refused"
+        if getattr(current, "errno", None) in _NETWORK_ERRNOS:
+            return "network"
+    return None
 
 
 def _timed_out(exc: BaseException) -> bool:

@@ -20,7 +20,7 @@ from cryptography.fernet import Fernet
 from pydantic import ValidationError
 from sqlmodel import Session, col, select
 
-from app.jobs import background, enqueue, job_cancelled, report_progress
+from app.jobs import background, enqueue, job_cancelled, job_result_outcome, report_progress
 from app.models import Offer
 from app.models.jobs import FINAL_STATES, Job, JobState
 from app.models.provider import utcnow
@@ -47,6 +47,9 @@ STATE_FROM_SUITE = {
     SuiteStatus.failed: RunState.failed,
     SuiteStatus.cancelled: RunState.cancelled,
 }
+
+
+RUN_STATE_ZH = {RunState.cancelled: "已取消", RunState.interrupted: "已中断", RunState.failed: "失败"}
 
 
 class BenchRunFailed(Exception):
@@ -329,7 +332,14 @@ def run_bench_job(session: Session, job: Job, *, run_id: int) -> dict[str, Any]:
     )
     if run.state == RunState.failed:
         raise BenchRunFailed(run.error or "benchmark run failed")
-    return {"run_id": run.id, "state": run.state, "comparisons": len(run.comparisons)}
+    result = {"run_id": run.id, "state": run.state, "comparisons": len(run.comparisons)}
+    if run.state != RunState.succeeded:
+        result |= job_result_outcome(
+            "failed",
+            f"测试未完成（{RUN_STATE_ZH.get(run.state, run.state)}）",
+            f"The benchmark run did not finish ({run.state})",
+        )
+    return result
 
 
 # ---------------------------------------------------------------- reading

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
-from app.jobs import background, enqueue
+from app.jobs import background, enqueue, job_result_outcome
 from app.models import Provider
 from app.models.evidence import Evidence
 from app.models.jobs import Job
@@ -441,7 +441,7 @@ def _scrape_footer_job(
     from flask import current_app
 
     with http_client(current_app.config["GPUVET_SETTINGS"]) as client:
-        return scrape_footer(
+        result = scrape_footer(
             session,
             provider_id=provider_id,
             client=client,
@@ -449,3 +449,9 @@ def _scrape_footer_job(
             url=url,
             job_id=job.id,
         )
+    if not result.get("ok"):
+        reason = result.get("error") or ""
+        result |= job_result_outcome(
+            "failed", f"未能抓取官网首页：{reason}", f"The website's home page could not be fetched: {reason}"
+        )
+    return result

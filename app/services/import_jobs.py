@@ -51,7 +51,15 @@ def run_import(session: Session, job: Job, *, upload_id: int, dry_run: bool, **_
         jobs.report_progress(session, job, done=done, total=total, current=current)
 
     report = import_providers(session, data=data, format=format, dry_run=dry_run, progress=progress)
-    return report.as_dict(limit=STORED_PROBLEMS)
+    result = report.as_dict(limit=STORED_PROBLEMS)
+    if report.problems:
+        n = report.problem_total
+        result |= jobs.job_result_outcome(
+            "problems",
+            f"发现 {n} 个问题，未写入任何供应商",
+            f"{n} problem(s) found; nothing was written",
+        )
+    return result
 
 
 def import_report(job: Job) -> ImportReport | None:

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
-from app.jobs import background, enqueue
+from app.jobs import background, enqueue, job_result_outcome
 from app.models import Provider
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job, JobState
@@ -32,7 +32,7 @@ from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.facts import fact_source
 from app.services.rechecks import recheck
 from scrapers import miit_icp, miit_licence
-from scrapers.http import FetchError, FetchTimeout, HttpClient
+from scrapers.http import UNREACHABLE_HINTS, FetchError, FetchTimeout, HttpClient, Unreachable
 from scrapers.official import (
     Captcha,
     CaptchaExpired,
@@ -68,6 +68,11 @@ MESSAGES = {
         "查询令牌已过期，已重新登录并换了新的验证码 (the session token expired; here is a new captcha)"
     ),
     "captcha_expired": "验证码已失效，已换一张新的验证码 (the captcha expired; here is a new one)",
+    "unreachable": (
+        "本机无法连接官方系统（{zh}）：请检查代理/网络，或手工查询后记录结果 "
+        "(this machine cannot reach the official system: {en}; check the proxy/network, or record the lookup "
+        "by hand)"
+    ),
     "timeout": "官方系统响应超时：{detail}；可稍后点“重试” (the official system timed out; retry later)",
     "failed": "查询失败：{detail}；可稍后点“重试” (lookup failed; retry later)",
     "completed": "查询完成，共 {n} 条记录 (lookup finished: {n} records)",
@@ -287,8 +292,11 @@ class _Step:
         self.session.add(lookup)
         self.session.commit()
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, *, code: str | None = None) -> None:
         self.lookup.captcha_uuid = None
+        if code is not None:
+            # Why it failed, for the page to say in the UI language (a new captcha replaces captcha_extra).
+            self.lookup.captcha_extra = {"failure": code}
         self.save(LookupState.failed, message)
 
     # ICP token ---------------------------------------------------------------------------------
@@ -402,6 +410,9 @@ def run_step(
             work.answer(answer or "")
         else:
             raise InvalidInput(f"未知步骤 {step} (unknown step; captcha or answer)", field="step")
+    except Unreachable as exc:
+        zh, en = UNREACHABLE_HINTS[exc.reason]
+        work.fail(MESSAGES["unreachable"].format(zh=zh, en=en), code=exc.code)
     except FetchTimeout as exc:
         work.fail(MESSAGES["timeout"].format(detail=exc.message))
     except FetchError as exc:
@@ -417,7 +428,14 @@ def run_step(
         recheck(
             session, provider_id=lookup.provider_id, since=lookup.completed_at, cause=f"lookup {lookup.id}"
         )
-    return {"lookup_id": lookup.id, "state": str(lookup.state), "message": lookup.message}
+    result = {"lookup_id": lookup.id, "state": str(lookup.state), "message": lookup.message}
+    if lookup.state == LookupState.failed:
+        result |= job_result_outcome(
+            "failed",
+            f"官方查询未完成：{lookup.message}",
+            f"The official lookup did not finish: {lookup.message}",
+        )
+    return result
 
 
 def _job(kind: LookupKind) -> Any:

@@ -1,6 +1,7 @@
 // gpuvet: keep background-job status boxes ([data-job-url]) up to date without reloading the page.
-// Polls each unfinished job's JSON every few seconds (bounded), updates the badge, progress, error and
-// result link, and reloads the page once when a box asks for it (data-reload-when-done) and the job ends.
+// Polls each unfinished job's JSON every few seconds (bounded), updates the badge, progress, outcome,
+// no-worker warning, error and result link, and reloads the page once when a box asks for it
+// (data-reload-when-done) and the job ends.
 (function () {
   "use strict";
   if (window.gpuvetJobsStarted) { return; }
@@ -26,6 +27,14 @@
     var progress = box.querySelector(".job-progress");
     if (progress) { progress.setAttribute("aria-valuenow", String(job.percent)); }
     setHidden(progress, job.final);
+    var stalled = box.querySelector(".job-stalled");
+    if (stalled) { stalled.textContent = job.stalled_message || ""; setHidden(stalled, !job.stalled); }
+    var outcome = box.querySelector(".job-outcome");
+    if (outcome) {
+      outcome.textContent = job.outcome_message || "";
+      outcome.className = "small mt-2 job-outcome text-" + job.colour;
+      setHidden(outcome, !job.outcome_message);
+    }
     var error = box.querySelector(".job-error");
     if (error) { error.textContent = job.error || ""; setHidden(error, !job.error); }
     var link = box.querySelector(".job-link");

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from flask import abort, flash, jsonify, redirect, render_template, request, url_for
@@ -36,6 +37,11 @@ STATE_COLOURS = {
     JobState.cancelled: "dark",
     JobState.interrupted: "warning",
 }
+# a succeeded job whose result says the work did not succeed (see app.jobs: result["outcome"])
+OUTCOME_LABELS = {"failed": _l("已完成：未成功"), "problems": _l("完成，发现问题")}
+OUTCOME_COLOURS = {"failed": "danger", "problems": "warning"}
+# a job still queued after this long: probably no worker is running
+STALLED_AFTER = timedelta(seconds=60)
 PER_PAGE = 30
 
 # kind -> function(job) giving the page that shows the job's outcome (registered by the pages of a kind)
@@ -55,19 +61,57 @@ def _locale() -> str:
     return str(get_locale() or "zh")
 
 
+def job_outcome(job: Job, locale: str) -> tuple[str, str]:
+    """("failed" | "problems" | "ok", reason) of a succeeded job, from its result's outcome fields."""
+    result = job.result if isinstance(job.result, dict) else {}
+    outcome = result.get("outcome")
+    if job.state != JobState.succeeded or outcome not in OUTCOME_LABELS:
+        return "ok", ""
+    first, second = ("outcome_message_en", "outcome_message_zh")
+    if locale != "en":
+        first, second = second, first
+    return str(outcome), str(result.get(first) or result.get(second) or "")
+
+
+def _stalled_minutes(job: Job) -> int | None:
+    """Whole minutes (at least 1) a job has waited unclaimed past STALLED_AFTER, else None."""
+    created = job.created_at
+    if job.state != JobState.queued or created is None:
+        return None
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    waited = datetime.now(UTC) - created
+    if waited < STALLED_AFTER:
+        return None
+    return max(1, int(waited.total_seconds() // 60))
+
+
 def job_view(job: Job) -> dict[str, Any]:
     """Everything a page or the poller shows about a job."""
     state = JobState(job.state)
     progress = job.progress or {}
     total = progress.get("total") or 0
     link = JOB_LINKS.get(job.kind)
+    locale = _locale()
+    outcome, outcome_message = job_outcome(job, locale)
+    stalled = _stalled_minutes(job)
     return {
         "id": job.id,
         "kind": job.kind,
-        "title": jobs.kind_title(job.kind, _locale()),
+        "title": jobs.kind_title(job.kind, locale),
         "state": state.value,
-        "state_label": str(STATE_LABELS[state]),
-        "colour": STATE_COLOURS[state],
+        "state_label": str(OUTCOME_LABELS.get(outcome, STATE_LABELS[state])),
+        "colour": OUTCOME_COLOURS.get(outcome, STATE_COLOURS[state]),
+        "outcome": outcome,
+        "outcome_message": outcome_message,
+        "stalled": stalled is not None,
+        "stalled_message": _(
+            "后台任务程序似乎没有运行：任务已排队 %(n)s 分钟仍未开始。"
+            "请启动 flask --app wsgi worker（scripts/run.sh 会启动它）",
+            n=stalled,
+        )
+        if stalled is not None
+        else "",
         "final": job.finished,
         "progress": progress or None,
         "percent": int(100 * progress.get("done", 0) / total) if total else (100 if job.finished else 0),

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import time
 
-from app.jobs import KINDS, JobCancelled, background, job_cancelled, report_progress
+from app.jobs import (
+    KINDS,
+    JobCancelled,
+    background,
+    job_cancelled,
+    job_result_outcome,
+    report_progress,
+)
 
 
 def _register() -> None:
@@ -42,6 +49,11 @@ def _register() -> None:
     def echo(session, job, **params) -> dict:
         """Returns its parameters and who queued it."""
         return {"params": params, "actor": list(session.info["actor"])}
+
+    @background("test.did_not_succeed", title_zh="测试：未成功", title_en="Test: did not succeed")
+    def did_not_succeed(session, job, *, reason: str) -> dict:
+        """Returns normally with a result saying the work failed."""
+        return {"reason": reason, **job_result_outcome("failed", f"原因：{reason}", f"reason: {reason}")}
 
 
 _register()

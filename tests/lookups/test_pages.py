@@ -139,3 +139,78 @@ def test_every_kind_of_evidence_has_a_detail_page(lookup_app, login, session, pr
     assert 'id="evidence-error"' in shown["icp_query"] and "timeout" in shown["icp_query"]
     tab = analyst.get(f"/providers/{provider.id}/evidence?purpose=icp_query").get_data(as_text=True)
     assert "<td>备案系统：查询结果</td>" in tab and "<td>备案系统：令牌</td>" not in tab
+
+
+@pytest.fixture
+def refused_app(lookup_app):
+    """The lookup app with the ICP system at a loopback port nothing listens on (bound, then closed)."""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    settings = lookup_app.config["GPUVET_SETTINGS"]
+    lookup_app.config["GPUVET_SETTINGS"] = settings.model_copy(
+        update={"lookup_icp_base_url": f"http://127.0.0.1:{port}"}
+    )
+    return lookup_app
+
+
+def test_refused_official_system_says_unreachable_in_the_ui_language(refused_app, login, session, provider):
+    analyst = login("analyst")
+    started = analyst.post(f"/providers/{provider.id}/lookups", data={"kind": "icp", "query": ""})
+    assert started.status_code == 302
+    lookup = session.exec(select(Lookup).where(Lookup.provider_id == provider.id)).one()
+    assert lookup.state == "failed" and "超时" not in lookup.message and "timed out" not in lookup.message
+    assert "本机无法连接官方系统" in lookup.message and "record the lookup by hand" in lookup.message
+    failed = session.exec(select(Evidence).where(Evidence.lookup_id == lookup.id)).all()
+    assert [row.error_code for row in failed] == ["unreachable_refused"]
+
+    zh = analyst.get(f"/lookups/{lookup.id}").get_data(as_text=True)
+    message = re.search(r'id="lookup-message"[^>]*>([^<]*)<', zh).group(1)
+    assert (
+        "本机无法连接官方系统（连接被拒绝）" in message
+        and "手工查询" in message
+        and "cannot reach" not in message
+    )
+    evidence_page = analyst.get(f"/providers/{provider.id}/evidence").get_data(as_text=True)
+    assert "连接被拒绝" in evidence_page
+
+    assert analyst.get(f"/lang/en?next=/lookups/{lookup.id}").status_code == 302
+    en = analyst.get(f"/lookups/{lookup.id}").get_data(as_text=True)
+    message = re.search(r'id="lookup-message"[^>]*>([^<]*)<', en).group(1)
+    assert "cannot reach the official system (the connection was refused)" in message
+    assert "by hand" in message and "本机" not in message and "timed out" not in message
+
+
+def test_footer_scrape_of_an_unresolvable_site_says_unreachable(lookup_app, login, session, monkeypatch):
+    import socket
+
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        if str(host).endswith(".invalid"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    provider = provider_service.create_provider(
+        session,
+        data={
+            "legal_name": LEGAL_NAME,
+            "registered_province": "北京",
+            "website": "http://gpuvet-test.invalid/",
+        },
+    )
+    analyst = login("analyst")
+    _scrape(analyst, provider.id)
+    row = session.exec(select(Evidence).where(Evidence.provider_id == provider.id)).one()
+    assert row.error_code == "unreachable_dns" and "timed out" not in (row.error or "")
+    zh = analyst.get(f"/providers/{provider.id}/evidence").get_data(as_text=True)
+    error = re.search(r'id="footer-error">([^<]*)<', zh).group(1)
+    assert "本机无法连接该网站（域名无法解析）" in error and "cannot reach" not in error
+    assert analyst.get(f"/lang/en?next=/providers/{provider.id}/evidence").status_code == 302
+    en = analyst.get(f"/providers/{provider.id}/evidence").get_data(as_text=True)
+    error = re.search(r'id="footer-error">([^<]*)<', en).group(1)
+    assert "cannot reach the site (the host name does not resolve)" in error and "域名" not in error

@@ -17,6 +17,7 @@ from scrapers.http import (
     HttpClient,
     ResponseTooLarge,
     TooManyRedirects,
+    Unreachable,
     block_reason,
 )
 from tests.fakes.web import SiteServer
@@ -288,3 +289,56 @@ def test_requests_to_one_host_are_spaced_by_the_rate_limit(server):
         for _ in range(3):
             client.fetch(server.url("/01_utf8_basic.html"))
     assert time.monotonic() - started >= 0.6
+
+
+# ------------------------------------------------------------------------------------------------ unreachable
+@pytest.fixture
+def closed_port():
+    """A loopback port nothing listens on: bound, then closed, so a connect is refused."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+@pytest.fixture
+def silent_port():
+    """A loopback port that accepts connections (backlog) but never answers."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    yield sock.getsockname()[1]
+    sock.close()
+
+
+def test_refused_connection_is_unreachable_not_a_timeout(closed_port):
+    with _client(retries=1) as client, pytest.raises(Unreachable) as refused:
+        client.fetch(f"http://127.0.0.1:{closed_port}/")
+    assert not isinstance(refused.value, FetchTimeout)
+    assert refused.value.reason == "refused" and refused.value.code == "unreachable_refused"
+    assert "连接被拒绝" in refused.value.message and "refused" in refused.value.message
+    assert "超时" not in refused.value.message and "timed out" not in refused.value.message
+    assert "by hand" in refused.value.message
+
+
+def test_unresolvable_name_is_unreachable_dns(monkeypatch):
+    def getaddrinfo(host, *_args, **_kwargs):
+        if str(host).endswith(".invalid"):
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return REAL_GETADDRINFO(host, *_args, **_kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    with _client() as client, pytest.raises(Unreachable) as dns:
+        client.fetch("http://gpuvet-test.invalid/")
+    assert dns.value.reason == "dns" and dns.value.code == "unreachable_dns"
+    assert "域名无法解析" in dns.value.message and "does not resolve" in dns.value.message
+
+
+def test_silent_listener_is_still_a_timeout(silent_port):
+    with (
+        _client(read_timeout=0.5, total_timeout=5.0, retries=0) as client,
+        pytest.raises(FetchTimeout) as slow,
+    ):
+        client.fetch(f"http://127.0.0.1:{silent_port}/")
+    assert not isinstance(slow.value, Unreachable) and slow.value.code == "timeout"
