@@ -21,7 +21,7 @@ PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 
 
-def _tighten(path: Path, mode: int) -> None:
+def tighten(path: Path, mode: int) -> None:
     """Take group and other permissions off `path` (best effort: a folder we do not own stays as is)."""
     with contextlib.suppress(OSError):
         if stat.S_IMODE(path.stat().st_mode) & 0o077:
@@ -31,7 +31,7 @@ def _tighten(path: Path, mode: int) -> None:
 def private_dir(path: Path) -> Path:
     """Create `path` (and its parents) if missing; `path` itself is made 0700 (it holds data and secrets)."""
     path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
-    _tighten(path, PRIVATE_DIR_MODE)
+    tighten(path, PRIVATE_DIR_MODE)
     return path
 
 
@@ -51,7 +51,7 @@ def read_or_create_secret(path: Path, generate: Callable[[], bytes]) -> bytes:
                 os.link(temporary, path)
         finally:
             os.unlink(temporary)
-    _tighten(path, PRIVATE_FILE_MODE)
+    tighten(path, PRIVATE_FILE_MODE)
     return path.read_bytes()
 
 

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flask import Flask, current_app, g
 
+from app.config import PRIVATE_FILE_MODE, tighten
+
 if TYPE_CHECKING:
     import sqlalchemy as sa
     from sqlmodel import Session
 
 ENGINE_KEY = "gpuvet.engine"
-PRIVATE_FILE_MODE = 0o600
 _ENGINE_LOCK = threading.Lock()
 
 
@@ -47,9 +47,7 @@ def private_sqlite_file(url: str) -> None:
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE))
     for companion in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
-        with contextlib.suppress(FileNotFoundError, PermissionError):
-            if stat.S_IMODE(companion.stat().st_mode) & 0o077:
-                companion.chmod(PRIVATE_FILE_MODE)
+        tighten(companion, PRIVATE_FILE_MODE)
 
 
 def make_engine(url: str) -> sa.Engine:

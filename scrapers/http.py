@@ -571,19 +571,9 @@ def _unreachable_reason(exc: BaseException) -> str | None:
 
 def _timed_out(exc: BaseException) -> bool:
     """True when a timeout is somewhere in the exception's chain (urllib3 wraps read timeouts)."""
-    seen: set[int] = set()
-    pending: list[Any] = [exc]
-    while pending:
-        current = pending.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, (TimeoutError, urllib3_exceptions.TimeoutError)):
-            return True
-        if isinstance(current, BaseException):
-            pending += [current.__cause__, current.__context__, getattr(current, "reason", None)]
-            pending += list(current.args)
-    return False
+    return any(
+        isinstance(current, (TimeoutError, urllib3_exceptions.TimeoutError)) for current in _chain(exc)
+    )
 
 
 def _read_capped(chunks: Iterator[bytes], max_bytes: int) -> tuple[bytes, bool]:

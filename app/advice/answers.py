@@ -398,12 +398,10 @@ def _checkpoint_stall(answers: Answers) -> Iterator[FieldError]:
 
 def _judged(check: KindRule, answers: Answers) -> list[FieldError]:
     """The rule's errors; a rule that reads an unanswered field judges nothing."""
-    found: list[FieldError] = []
     try:
-        found.extend(check(answers))
+        return list(check(answers))
     except Unanswered:
         return []
-    return found
 
 
 def kind_errors(answers: Answers, sections: set[str] | None = None) -> list[FieldError]:

@@ -877,7 +877,7 @@ BANDWIDTH_TEXTS = {
 def _bandwidth(a: Assessment, ctx: Context) -> None:
     offer = a.offer
     claimed = None if offer.bandwidth_type == "unknown" else offer.bandwidth_type
-    kind = best(offer, "bandwidth_type", claimed)[0] if offer.measurements else claimed
+    kind, source = best(offer, "bandwidth_type", claimed)
     if not ctx.needs.dedicated_bandwidth:
         if kind == "shared":
             zh, en = BANDWIDTH_TEXTS["bandwidth.shared_ok"]
@@ -885,7 +885,6 @@ def _bandwidth(a: Assessment, ctx: Context) -> None:
         return
     if kind == "shared":
         zh, en = BANDWIDTH_TEXTS["bandwidth.shared"]
-        source = best(offer, "bandwidth_type", claimed)[1] if offer.measurements else CLAIMED
         a.fail(ctx.shared(("bandwidth.shared",), "bandwidth.shared", lambda: (zh, en), source))
     elif kind is None:
         zh, en = BANDWIDTH_TEXTS["bandwidth.unknown"]

@@ -8,7 +8,7 @@ from datetime import datetime
 import click
 from flask.cli import AppGroup
 
-from app.cli.common import LazyChoice, cli_session, fail
+from app.cli.common import RECORD_ID, LazyChoice, cli_session, fail
 from app.services.errors import ServiceError
 
 # Models and services are imported inside the commands: every `flask` command imports this module.
@@ -80,7 +80,7 @@ def tokens(name: str) -> None:
 
 
 @users_group.command("revoke-token")
-@click.argument("token_id", type=click.IntRange(1, 2**31 - 1))
+@click.argument("token_id", type=RECORD_ID)
 def revoke_token(token_id: int) -> None:
     """Revoke the API token with id TOKEN_ID (see `users tokens NAME`)."""
     from app.services import users

@@ -691,14 +691,12 @@ def provider_checklist(
     advice: Advice, *, provider_id: int, ticks: list[checklist.Tick]
 ) -> list[checklist.Entry]:
     """A case's checklist for one provider, auto-ticked from that provider's findings and measurements."""
-    offers = [a.offer for a in advice.ranked if a.offer.provider.id == provider_id]
-    if not offers:
-        raise NotFound(f"供应商 {provider_id} 没有可评估的套餐 (provider has no offers)", field="provider_id")
-    office_rtts = [
-        a.office_rtt_ms for a in advice.ranked if a.offer.provider.id == provider_id and a.office_rtt_ms
-    ]
-    extra = {"office_rtt_ms": min(office_rtts)} if office_rtts else {}
     own = [a for a in advice.ranked if a.offer.provider.id == provider_id]
+    if not own:
+        raise NotFound(f"供应商 {provider_id} 没有可评估的套餐 (provider has no offers)", field="provider_id")
+    offers = [a.offer for a in own]
+    office_rtts = [a.office_rtt_ms for a in own if a.office_rtt_ms]
+    extra = {"office_rtt_ms": min(office_rtts)} if office_rtts else {}
     return checklist.build(
         advice.needs,
         provider=offers[0].provider,

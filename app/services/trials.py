@@ -60,17 +60,13 @@ def check_literal_addresses(server: TrialServer, policy: AddressPolicy) -> None:
     The peer address is not checked: gpuvet never connects to it. It is the address the target server
     uses to reach its peer inside the provider's network (usually a private one, e.g. 10.0.0.12).
     """
-    errors = []
-    for field, value, port in (("host", server.host, server.port),):
-        try:
-            ipaddress.ip_address(value or "")
-        except ValueError:
-            continue
-        message = policy.refusal(value, value, port)
-        if message is not None:
-            errors.append(FieldError(field, _refused(message)))
-    if errors:
-        raise InvalidInput(errors)
+    try:
+        ipaddress.ip_address(server.host or "")
+    except ValueError:
+        return
+    message = policy.refusal(server.host, server.host, server.port)
+    if message is not None:
+        raise InvalidInput(_refused(message), field="host")
 
 
 def resolve_checked(host: str, port: int, policy: AddressPolicy, *, field: str) -> str:

@@ -65,7 +65,7 @@ def authenticate(session: Session, *, username: str, password: str) -> User | No
     return user
 
 
-def end_sessions(session: Session, user: User) -> None:
+def end_sessions(user: User) -> None:
     """Invalidate every login session of `user` (their stored session version no longer matches)."""
     user.session_version = (user.session_version or 0) + 1
 
@@ -74,7 +74,7 @@ def logout(session: Session, *, user_id: int) -> None:
     """Logging out ends all of the user's sessions, so a copied session cookie stops working too."""
     user = session.get(User, user_id)
     if user is not None:
-        end_sessions(session, user)
+        end_sessions(user)
         session.commit()
 
 
@@ -207,7 +207,7 @@ def update_user(
     if role is not None:
         user.role = Role(role)
     if deactivates:
-        end_sessions(session, user)
+        end_sessions(user)
     if active is not None:
         user.active = active
     session.commit()
@@ -221,6 +221,6 @@ def set_password(session: Session, *, user_id: int, password: str) -> User:
         raise NotFound(f"用户 {user_id} 不存在 (no such user)", field="id")
     passwords.check_policy(password, username=user.username)
     user.password_hash = passwords.hash_password(password)
-    end_sessions(session, user)
+    end_sessions(user)
     session.commit()
     return user

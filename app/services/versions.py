@@ -9,10 +9,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from app.limits import MAX_ID
 from app.models import AuditEntry
 from app.services.errors import Conflict, InvalidInput, NotFound
 
-MAX_VERSION = 2**31 - 1
+MAX_VERSION = MAX_ID  # versions live in the same INTEGER columns as ids
 StaleDataError = sa.orm.exc.StaleDataError
 
 

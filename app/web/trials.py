@@ -18,7 +18,7 @@ from app.models import Offer
 from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
-from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
+from app.reports.charts import MIN_LINE_POINTS, Chart, Series, bar_chart, render_svg, timeline_chart
 from app.services import bench_runs, bench_uploads, trials
 from app.services import providers as provider_service
 from app.services.errors import Conflict, InvalidInput, NotFound, ServiceError
@@ -405,7 +405,6 @@ def _samples(steps: list[Any]) -> list[Sample]:
     return [Sample.from_dict(data) for step in steps for data in step.samples]
 
 
-MIN_POINTS = 2  # a line needs two points; one point would draw an empty chart
 PATH_LABELS = {"intranet": _l("内网"), "public": _l("公网")}
 
 
@@ -442,7 +441,7 @@ def _timelines(samples: list[Sample], claims: dict[str, Any]) -> list[Chart]:
     """One throughput-over-time chart per path with that path's nominal; lines of one point are left out."""
     charts = []
     for path, steps in sorted(_throughput_lines(samples).items()):
-        drawn = {name: points for name, points in steps.items() if len(points) >= MIN_POINTS}
+        drawn = {name: points for name, points in steps.items() if len(points) >= MIN_LINE_POINTS}
         if not drawn:
             continue
         nominal = nominal_mbps(claims, path)
@@ -472,7 +471,7 @@ def _gpu_timeline(samples: list[Sample]) -> list[Chart]:
     series = [
         Series(f"GPU {index}", points=tuple(points))
         for index, points in sorted(gpu.items())
-        if len(points) >= MIN_POINTS
+        if len(points) >= MIN_LINE_POINTS
     ]
     if not series:
         return []

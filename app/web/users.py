@@ -87,7 +87,7 @@ def user_update(user_id: int) -> Any:
     return redirect(url_for("web.user_list"))
 
 
-@bp.post("/admin/tokens/<int(max=2147483647):token_id>/revoke")
+@bp.post("/admin/tokens/<int:token_id>/revoke")
 @role_required(Role.admin)
 def token_revoke(token_id: int) -> Any:
     """Revoke an API token of any user."""
