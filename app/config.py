@@ -66,6 +66,7 @@ class Settings(BaseSettings):
     redis_url: str | None = Field(default=None, alias="REDIS_URL")
     session_cookie_secure: bool = Field(default=False, alias="SESSION_COOKIE_SECURE")
     default_locale: str = Field(default="zh", alias="GPUVET_DEFAULT_LOCALE")
+    timezone: str = Field(default="Asia/Shanghai", alias="GPUVET_TIMEZONE")
     page_size: int = Field(default=20, alias="GPUVET_PAGE_SIZE")
     # PDF reports: the CJK font embedded (as a subset) in every report.
     report_font: Path = Field(
@@ -139,6 +140,17 @@ class Settings(BaseSettings):
         from scrapers.addresses import parse_host_entries
 
         parse_host_entries(value)
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{value!r} 不是时区名，如 Asia/Shanghai (not an IANA time zone name)") from None
         return value
 
     def resolved_database_url(self) -> str:

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from app.localtime import aware
 from app.models.jobs import FINAL_STATES, Job, JobState
 from app.services.errors import Conflict, InvalidInput, NotFound, ServiceError
 
@@ -108,13 +109,6 @@ def job_result_outcome(outcome: str, message_zh: str = "", message_en: str = "")
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; they were stored as UTC."""
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
 
 
 def worker_id() -> str:
@@ -424,7 +418,7 @@ def recover_jobs(engine: sa.Engine, *, app: Any, stale_after: timedelta) -> dict
     with Session(engine, expire_on_commit=False) as session:
         for job in session.exec(select(Job).where(Job.state == JobState.running)).all():
             alive = _process_alive(job.worker)
-            beat = _aware(job.heartbeat_at) or _aware(job.started_at) or now
+            beat = aware(job.heartbeat_at) or aware(job.started_at) or now
             if alive is True or (alive is None and now - beat < stale_after):
                 continue
             entry = kinds.get(job.kind)
@@ -447,7 +441,7 @@ def recover_jobs(engine: sa.Engine, *, app: Any, stale_after: timedelta) -> dict
         pending = {task.id for task in huey.pending()}
         queued = session.exec(select(Job).where(Job.state == JobState.queued)).all()
         for job in queued:
-            fresh = now - (_aware(job.created_at) or now) < REQUEUE_GRACE
+            fresh = now - (aware(job.created_at) or now) < REQUEUE_GRACE
             if job.queue_id in pending or (fresh and job.id not in touched["requeued"]):
                 continue
             _push(app, session, job)

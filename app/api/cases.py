@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Optional
 
 from flask import Response, g, jsonify, request, url_for
@@ -14,6 +14,7 @@ from app.api import bp
 from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route
 from app.db import get_session
+from app.localtime import aware
 from app.models.cases import ProcurementCase
 from app.models.enums import Role
 from app.services import cases as service
@@ -84,10 +85,6 @@ class CaseList(BaseModel):
     items: list[CaseSummary]
 
 
-def _aware(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
 def _summary(case: ProcurementCase) -> dict[str, Any]:
     return {
         "id": case.id,
@@ -96,7 +93,7 @@ def _summary(case: ProcurementCase) -> dict[str, Any]:
         "complete": case.complete,
         "version": case.version,
         "owner_name": case.owner_name,
-        "updated_at": _aware(case.updated_at).isoformat(),
+        "updated_at": aware(case.updated_at).isoformat(),
     }
 
 
@@ -137,7 +134,7 @@ def _case_response(case: ProcurementCase, status: int = 200) -> Response:
     body = {
         **_summary(case),
         "evidence_since_saved": service.evidence_since(session, case=case),
-        "created_at": _aware(case.created_at).isoformat(),
+        "created_at": aware(case.created_at).isoformat(),
         "answers": case.answers,
         "advice": advice,
     }

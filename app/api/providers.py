@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from flask import Response, g, jsonify, request, url_for
@@ -23,6 +22,7 @@ from app.api.schemas import (
 )
 from app.auth import has_role
 from app.db import get_session
+from app.localtime import aware
 from app.models import Provider
 from app.models.enums import Role
 from app.models.io import ProviderCreate, ProviderPatch, ProviderPublic
@@ -33,16 +33,11 @@ from app.services.verdicts import ProviderVerdict, verdict_of, verdicts_of
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
 
 
-def _aware(value: datetime) -> datetime:
-    """SQLite hands back naive datetimes; they were stored as UTC, so say so in the output."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
 def provider_json(provider: Provider) -> dict[str, Any]:
     """A stored provider as ProviderPublic JSON."""
     public = ProviderPublic.model_validate(provider)
-    public.created_at = _aware(public.created_at)
-    public.updated_at = _aware(public.updated_at)
+    public.created_at = aware(public.created_at)
+    public.updated_at = aware(public.updated_at)
     return public.model_dump(mode="json")
 
 
@@ -245,6 +240,6 @@ def provider_history(provider_id: int) -> Response:
     items = []
     for entry in entries:
         public = AuditEntryPublic.model_validate(entry, from_attributes=True)
-        public.at = _aware(public.at)
+        public.at = aware(public.at)
         items.append(public.model_dump(mode="json"))
     return jsonify({"items": items})

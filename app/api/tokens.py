@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal, Optional
 
 from flask import Response, g, jsonify
@@ -12,6 +12,7 @@ from app.api import bp
 from app.api.routing import MAX_ID, api_route
 from app.auth import has_role
 from app.db import get_session
+from app.localtime import aware
 from app.models import ApiToken
 from app.models.enums import Role
 from app.services import users as service
@@ -37,18 +38,14 @@ class TokenList(BaseModel):
     items: list[TokenPublic]
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
-
-
 def _public(token: ApiToken, username: str) -> dict:
     return {
         "id": token.id,
         "username": username,
-        "created_at": _aware(token.created_at),
-        "last_used_at": _aware(token.last_used_at),
-        "expires_at": _aware(token.expires_at),
-        "revoked_at": _aware(token.revoked_at),
+        "created_at": aware(token.created_at),
+        "last_used_at": aware(token.last_used_at),
+        "expires_at": aware(token.expires_at),
+        "revoked_at": aware(token.revoked_at),
         "state": service.token_state(token),
     }
 

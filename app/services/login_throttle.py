@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from app.localtime import aware
 from app.models import LoginFailure
 
 WINDOW = timedelta(minutes=15)
@@ -32,10 +33,6 @@ class Throttled(Exception):
         super().__init__(f"retry after {retry_after} s")
 
 
-def _aware(value: datetime) -> datetime:
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
-
-
 def _key(username: str, address: str) -> tuple[str, str]:
     return (username or "").strip()[:60], (address or "-")[:64]
 
@@ -50,7 +47,7 @@ def _wait(session: Session, condition: sa.ColumnElement[bool], limit: int, mine:
     ).all()
     if len(times) < limit:
         return 0
-    return max(1, math.ceil((_aware(times[-1]) + WINDOW - now).total_seconds()))
+    return max(1, math.ceil((aware(times[-1]) + WINDOW - now).total_seconds()))
 
 
 def admit(session: Session, *, username: str, address: str) -> Attempt:

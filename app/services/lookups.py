@@ -24,6 +24,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from app.jobs import background, enqueue, job_result_outcome
+from app.localtime import aware
 from app.models import Provider
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job, JobState
@@ -81,12 +82,6 @@ MESSAGES = {
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
 
 
 def _actor(user: Any) -> tuple[int | None, str]:
@@ -303,7 +298,7 @@ class _Step:
     def stored_token(self) -> miit_icp.Token | None:
         """The lookup's token while it is still valid (with a safety margin)."""
         lookup = self.lookup
-        expires = _aware(lookup.token_expires_at)
+        expires = aware(lookup.token_expires_at)
         if lookup.token and expires is not None:
             token = miit_icp.Token(lookup.token, expires)
             if token.valid(self.icp.now()):
@@ -472,7 +467,7 @@ def lookup_facts(session: Session, *, provider_id: int, kind: LookupKind) -> dic
     if lookup.result_evidence_id is not None:
         row = evidence_service.get_evidence(session, evidence_id=lookup.result_evidence_id, with_body=False)
         refs.append(evidence_service.evidence_ref(row))
-    completed = _aware(lookup.completed_at)
+    completed = aware(lookup.completed_at)
     return {
         "lookup_id": lookup.id,
         "query": lookup.query,

@@ -9,19 +9,14 @@ brought the evidence keeps its own outcome.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlmodel import Session
 
+from app.localtime import aware
 from app.models.checks import CheckRun
 
 logger = logging.getLogger(__name__)
-
-
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
 
 
 def recheck(
@@ -34,8 +29,8 @@ def recheck(
 
     try:
         latest = checks.latest_check(session, provider_id=provider_id)
-        landed = _aware(since)
-        if latest is not None and landed is not None and _aware(latest.created_at) >= landed:
+        landed = aware(since)
+        if latest is not None and landed is not None and aware(latest.created_at) >= landed:
             return None
         return checks.run_check(session, provider_id=provider_id)
     except Exception:  # the evidence is stored; the verdict catches up at the next check

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from app.localtime import aware
 from app.models import ApiToken, User
 from app.models.enums import Role
 from app.services import passwords
@@ -78,15 +79,11 @@ def logout(session: Session, *, user_id: int) -> None:
         session.commit()
 
 
-def _aware(value: datetime | None) -> datetime | None:
-    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
-
-
 def token_state(api_token: ApiToken, now: datetime | None = None) -> str:
     """'active', 'expired' or 'revoked'."""
     if api_token.revoked_at is not None:
         return "revoked"
-    expires = _aware(api_token.expires_at)
+    expires = aware(api_token.expires_at)
     if expires is not None and expires <= (now or datetime.now(UTC)):
         return "expired"
     return "active"
@@ -163,7 +160,7 @@ def note_token_use(engine: sa.Engine, api_token: ApiToken) -> None:
     """Write last_used_at at most once a minute, on its own connection; a locked database is only logged."""
     # The caller's session is never written, so an API read never needs the write lock.
     now = datetime.now(UTC)
-    last = _aware(api_token.last_used_at)
+    last = aware(api_token.last_used_at)
     if last is not None and now - last < TOKEN_TOUCH_INTERVAL:
         return
     stale = sa.or_(ApiToken.last_used_at.is_(None), ApiToken.last_used_at < now - TOKEN_TOUCH_INTERVAL)

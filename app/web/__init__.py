@@ -6,6 +6,7 @@ from typing import Any
 from flask import Blueprint
 from flask_babel import get_locale
 
+from app import localtime
 from app.plugins import import_submodules
 from app.web import labels, markers, nav
 
@@ -50,13 +51,9 @@ def _num(value: Any) -> Any:
 
 
 @bp.app_template_filter("when")
-def _when(value: datetime | None) -> str:
-    """Timestamps as local 'YYYY-MM-DD HH:MM' (naive values are shown as stored)."""
-    if value is None:
-        return ""
-    if value.tzinfo is not None:
-        value = value.astimezone()
-    return value.strftime("%Y-%m-%d %H:%M")
+def _when(value: datetime | None, seconds: bool = False) -> str:
+    """Timestamps in the configured zone, labelled: '2026-12-01 23:41 UTC+8'."""
+    return localtime.when(value, seconds=seconds)
 
 
 # Route modules register themselves on `bp` (and their links in app.web.nav) when imported.
