@@ -6,6 +6,7 @@ that the suite runner calls on the raw output the probe recorded. Duplicate name
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from collections.abc import Callable
@@ -29,16 +30,35 @@ def register_probe(cls: type[Probe]) -> type[Probe]:
     return cls
 
 
-def register_parser(name: str) -> Callable[[Parser], Parser]:
-    """Function decorator: register a pure parser under `name`; a duplicate name raises."""
+def register_parser(name: str, *, accepts: str = "") -> Callable[[Parser], Parser]:
+    """Function decorator: register a pure parser under `name`; a duplicate name raises.
+
+    `accepts` names the output variants the parser reads; a ParseError from the registered parser ends
+    with it, so whoever pasted an unreadable output learns what would be read.
+    """
 
     def decorator(function: Parser) -> Parser:
         if name in PARSERS:
             raise ValueError(f"parser {name!r} is registered twice")
-        PARSERS[name] = function
+        PARSERS[name] = _naming_accepted(function, accepts) if accepts else function
         return function
 
     return decorator
+
+
+def _naming_accepted(function: Parser, accepts: str) -> Parser:
+    from benchmarks.sample import ParseError, ToolError
+
+    @functools.wraps(function)
+    def parser(text: str, **kwargs: Any) -> list[Sample]:
+        try:
+            return function(text, **kwargs)
+        except ToolError:
+            raise
+        except ParseError as exc:
+            raise ParseError(exc.tool, f"{exc.reason} (accepted: {accepts})") from exc
+
+    return parser
 
 
 def load_probes() -> dict[str, type[Probe]]:

@@ -18,6 +18,7 @@ PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000")
 REMOVE_DIR = 'case "$1" in *gpuvet-fio.*) rm -rf -- "$1";; esac'
 LAYOUT_MIB_PER_S = 20  # pessimistic write speed for laying out the test file, to size the timeout
 MODES = ("randread", "write")
+SUMMED_METRICS = {"read_iops", "write_iops", "read_bandwidth", "write_bandwidth", "write_effective_bandwidth"}
 
 
 def _options(job: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
@@ -27,25 +28,52 @@ def _options(job: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _latency_samples(section: dict[str, Any], key: str, metric: str, metadata: dict) -> list[Sample]:
+    """Mean and percentiles in us: fio 3 reports `*_ns` sections in ns, fio 2 the plain key in us."""
     samples = []
+    divisor = 1000 if key.endswith("_ns") else 1
     latency = section.get(key) or {}
     if "mean" in latency and latency.get("N", 1):
-        samples.append(Sample(f"{metric}_mean", float(latency["mean"]) / 1000, "us", dict(metadata)))
+        samples.append(Sample(f"{metric}_mean", float(latency["mean"]) / divisor, "us", dict(metadata)))
     for name, value in (latency.get("percentile") or {}).items():
         if name in PERCENTILES:
             percentile = float(name)
-            samples.append(Sample(metric, float(value) / 1000, "us", {**metadata, "percentile": percentile}))
+            samples.append(
+                Sample(metric, float(value) / divisor, "us", {**metadata, "percentile": percentile})
+            )
     return samples
 
 
-@register_parser("fio")
+def _did_io(section: dict[str, Any]) -> bool:
+    """Whether this side of the job did I/O (fio 2.1 has no total_ios: fall back to io_bytes and iops)."""
+    if not section:
+        return False
+    if "total_ios" in section:
+        return bool(number(section, "total_ios", tool=TOOL)) or bool(section.get("io_bytes"))
+    return bool(section.get("io_bytes")) or bool(section.get("iops"))
+
+
+def _io_mib(section: dict[str, Any]) -> float:
+    """Bytes moved in MiB: fio 3 counts io_bytes in bytes, fio 2 (no bw_bytes) in KiB."""
+    legacy = "bw_bytes" not in section
+    return number(section, "io_bytes", tool=TOOL) / (2**10 if legacy else 2**20)
+
+
+def _bandwidth_mib(section: dict[str, Any]) -> float:
+    """Bandwidth in MiB/s: fio 3's bw_bytes (bytes/s), else fio 2's bw (KiB/s)."""
+    if "bw_bytes" in section:
+        return number(section, "bw_bytes", tool=TOOL) / 2**20
+    return number(section, "bw", tool=TOOL) / 2**10
+
+
+@register_parser("fio", accepts="fio --output-format=json from fio 2.x or 3.x, one or more jobs")
 def parse_output(text: str) -> list[Sample]:
-    """IOPS, bandwidth (MiB/s) and latency percentiles (us) of the read and/or write side of each job."""
+    """IOPS, bandwidth (MiB/s), latency percentiles (us) of each job's read and write side (fio 2 and 3)."""
     data = load_json_object(text, TOOL)
     jobs = dig(data, "jobs", tool=TOOL, expected=list)
     if not jobs:
         raise ParseError(TOOL, "the jobs list is empty")
     samples: list[Sample] = []
+    names = [job.get("jobname") if isinstance(job, dict) else None for job in jobs]
     for index, job in enumerate(jobs):
         if not isinstance(job, dict):
             raise ParseError(TOOL, f"jobs.{index} is not an object")
@@ -56,25 +84,50 @@ def parse_output(text: str) -> list[Sample]:
             "job": job.get("jobname"),
             **_options(job, data),
         }
+        if names.count(job.get("jobname")) > 1:
+            metadata["job_index"] = index  # several jobs share a name (numjobs without group_reporting)
         found = False
         for side in ("read", "write"):
             section = dig(job, side, tool=TOOL, expected=dict) if side in job else {}
-            if not section or (not number(section, "total_ios", tool=TOOL) and not section.get("io_bytes")):
+            if not _did_io(section):
                 continue
             found = True
             samples.append(Sample(f"{side}_iops", number(section, "iops", tool=TOOL), "IOPS", dict(metadata)))
-            bandwidth = number(section, "bw_bytes", tool=TOOL) / 2**20
-            samples.append(Sample(f"{side}_bandwidth", bandwidth, "MiB/s", dict(metadata)))
-            samples += _latency_samples(section, "clat_ns", f"{side}_latency", metadata)
+            samples.append(Sample(f"{side}_bandwidth", _bandwidth_mib(section), "MiB/s", dict(metadata)))
+            latency_key = "clat_ns" if "clat_ns" in section else "clat"
+            samples += _latency_samples(section, latency_key, f"{side}_latency", metadata)
             runtime_ms = float(job.get("job_runtime") or section.get("runtime") or 0)
             if side == "write" and runtime_ms > 0:
-                effective = number(section, "io_bytes", tool=TOOL) / 2**20 / (runtime_ms / 1000)
+                effective = _io_mib(section) / (runtime_ms / 1000)
                 samples.append(Sample("write_effective_bandwidth", effective, "MiB/s", dict(metadata)))
         if isinstance(job.get("sync"), dict) and job["sync"].get("total_ios"):
             samples += _latency_samples(job["sync"], "lat_ns", "fsync_latency", metadata)
         if not found:
             raise ParseError(TOOL, f"job {job.get('jobname', index)} did no I/O")
-    return samples
+    return _merge_clones(samples)
+
+
+def _merge_clones(samples: list[Sample]) -> list[Sample]:
+    """Jobs that share a name (numjobs without group_reporting) become one set, as group_reporting prints it.
+
+    Rates add up across the clones; latency figures keep the worst clone's value.
+    """
+    merged: dict[tuple, Sample] = {}
+    for sample in samples:
+        if "job_index" not in sample.metadata:
+            merged[(id(sample),)] = sample
+            continue
+        metadata = {key: value for key, value in sample.metadata.items() if key != "job_index"}
+        key = (sample.metric, metadata.get("job"), metadata.get("percentile"))
+        previous = merged.get(key)
+        if previous is None:
+            merged[key] = Sample(sample.metric, sample.value, sample.unit, {**metadata, "jobs": 1})
+            continue
+        combine = sum if sample.metric in SUMMED_METRICS else max
+        value = combine((float(previous.value), float(sample.value)))
+        jobs = previous.metadata["jobs"] + 1
+        merged[key] = Sample(sample.metric, value, sample.unit, {**previous.metadata, "jobs": jobs})
+    return list(merged.values())
 
 
 @register_probe

@@ -27,7 +27,7 @@ STOP_SERVER = (
 REMOVE_DIR = 'case "$1" in */gpuvet-iperf3.*) rm -rf -- "$1";; esac'
 
 
-@register_parser("iperf3")
+@register_parser("iperf3", accepts="iperf3 -J output from iperf3 3.0 or later, TCP or UDP")
 def parse_output(text: str) -> list[Sample]:
     """Receiver throughput, sender throughput, retransmits and per-interval throughput (Mbit/s)."""
     data = load_json_object(text, TOOL)
@@ -35,6 +35,9 @@ def parse_output(text: str) -> list[Sample]:
         raise ToolError(TOOL, str(data["error"]))
     test = dig(data, "start", "test_start", tool=TOOL, expected=dict)
     end = dig(data, "end", tool=TOOL, expected=dict)
+    udp = str(test.get("protocol", "")).upper() == "UDP"
+    if "sum_received" not in end and udp and isinstance(end.get("sum"), dict):
+        end = {**end, "sum_received": end["sum"]}  # iperf3 before 3.2 sums a UDP test in end.sum only
     if "sum_received" not in end:
         raise ParseError(TOOL, "missing end.sum_received: the test did not finish (output truncated?)")
     metadata: dict[str, Any] = {
@@ -49,6 +52,8 @@ def parse_output(text: str) -> list[Sample]:
     samples = [
         Sample("throughput", received / 1e6, "Mbit/s", dict(metadata)),
     ]
+    if udp:
+        samples += _udp_samples(end.get("sum") or end["sum_received"], metadata)
     if "sum_sent" in end:
         sent = number(end, "sum_sent", "bits_per_second", tool=TOOL)
         samples.append(Sample("throughput_sender", sent / 1e6, "Mbit/s", dict(metadata)))
@@ -67,6 +72,16 @@ def parse_output(text: str) -> list[Sample]:
             extra["retransmits"] = total["retransmits"]
         bits = number(total, "bits_per_second", tool=TOOL)
         samples.append(Sample("throughput_interval", bits / 1e6, "Mbit/s", {**metadata, **extra}))
+    return samples
+
+
+def _udp_samples(total: dict[str, Any], metadata: dict[str, Any]) -> list[Sample]:
+    """Jitter (ms) and datagram loss (%) of a UDP test."""
+    samples = []
+    if "jitter_ms" in total:
+        samples.append(Sample("udp_jitter", number(total, "jitter_ms", tool=TOOL), "ms", dict(metadata)))
+    if "lost_percent" in total:
+        samples.append(Sample("udp_loss", number(total, "lost_percent", tool=TOOL), "%", dict(metadata)))
     return samples
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
+from benchmarks.probes.nvidia_smi_table import looks_like_table, parse_table
 from benchmarks.sample import ParseError, Sample
 
 TOOL = "nvidia-smi"
@@ -75,9 +76,14 @@ def _timestamp(text: str) -> float | None:
         return None
 
 
-@register_parser("nvidia-smi")
+@register_parser(
+    "nvidia-smi",
+    accepts="nvidia-smi --query-gpu ... --format=csv (any csv options) or the plain nvidia-smi table",
+)
 def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None) -> list[Sample]:
-    """Per-GPU samples from `--query-gpu ... --format=csv[,noheader][,nounits]` output."""
+    """Per-GPU samples from `--query-gpu ... --format=csv[,noheader][,nounits]` output or the plain table."""
+    if looks_like_table(text):
+        return parse_table(text)
     rows = _rows(text)
     if not rows:
         raise ParseError(TOOL, "empty output")

@@ -23,7 +23,7 @@ _RTT = re.compile(
 )
 
 
-@register_parser("ping")
+@register_parser("ping", accepts="the summary of Linux iputils, busybox or macOS ping")
 def parse_output(text: str) -> list[Sample]:
     """Loss and min/avg/max/mdev from ping's summary; ParseError when the summary is missing."""
     counts = _COUNTS.search(text)
