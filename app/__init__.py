@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
-from flask import Flask, request, session
+from flask import Flask, has_request_context, request, session
 from flask_babel import Babel
 from flask_wtf.csrf import CSRFProtect
 
@@ -18,10 +18,19 @@ babel = Babel()
 LOCALES = ("zh", "en")
 
 
-def _select_locale() -> str:
-    """Chosen language from the session (set by the switch), else the configured default."""
+def _select_locale() -> str | None:
+    """The session's choice (set by the switch); for /api/ without one, Accept-Language; else zh.
+
+    Outside a request (CLI, worker) None: flask-babel then uses BABEL_DEFAULT_LOCALE.
+    """
+    if not has_request_context():
+        return None
     chosen = session.get("lang")
-    return chosen if chosen in LOCALES else "zh"
+    if chosen in LOCALES:
+        return chosen
+    if request.path.startswith("/api/"):
+        return request.accept_languages.best_match(LOCALES, default="zh") or "zh"
+    return "zh"
 
 
 class GpuvetFlask(Flask):

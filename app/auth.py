@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from flask import Flask, abort, g, session
+from flask_babel import lazy_gettext as _l
 from flask_login import LoginManager, current_user
 
 from app.db import get_session
@@ -16,7 +17,8 @@ from app.services.audit import set_actor
 
 login_manager = LoginManager()
 login_manager.login_view = "web.login"
-login_manager.login_message = "请先登录 (please log in)"
+login_manager.login_message = _l("请先登录")
+login_manager.localize_callback = str  # the lazy message in the language of the request that flashes it
 login_manager.login_message_category = "warning"
 
 

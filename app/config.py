@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from flask_babel import gettext as _
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -67,6 +68,7 @@ class Settings(BaseSettings):
     session_cookie_secure: bool = Field(default=False, alias="SESSION_COOKIE_SECURE")
     default_locale: str = Field(default="zh", alias="GPUVET_DEFAULT_LOCALE")
     timezone: str = Field(default="Asia/Shanghai", alias="GPUVET_TIMEZONE")
+    schedules_enabled: bool = Field(default=True, alias="GPUVET_SCHEDULES")  # daily re-check, weekly footers
     page_size: int = Field(default=20, alias="GPUVET_PAGE_SIZE")
     # PDF reports: the CJK font embedded (as a subset) in every report.
     report_font: Path = Field(
@@ -131,7 +133,7 @@ class Settings(BaseSettings):
             try:
                 ipaddress.ip_network(cidr, strict=False)
             except ValueError:
-                raise ValueError(f"{cidr!r} 不是 CIDR 网段，如 10.0.0.0/8 (not a CIDR network)") from None
+                raise ValueError(_("%(value)s 不是 CIDR 网段，如 10.0.0.0/8", value=repr(cidr))) from None
         return value
 
     @field_validator("fetch_allow_hosts")
@@ -150,7 +152,7 @@ class Settings(BaseSettings):
         try:
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"{value!r} 不是时区名，如 Asia/Shanghai (not an IANA time zone name)") from None
+            raise ValueError(_("%(value)s 不是时区名，如 Asia/Shanghai", value=repr(value))) from None
         return value
 
     def resolved_database_url(self) -> str:

@@ -6,6 +6,8 @@ import logging
 from typing import Any
 
 from flask import Flask, jsonify, make_response, render_template, request
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 
@@ -15,18 +17,27 @@ from app.services.errors import ServiceError
 logger = logging.getLogger(__name__)
 
 MESSAGES = {
-    400: "请求有误 (bad request)",
-    401: "需要登录或有效的 API 令牌 (authentication required)",
-    403: "你的角色无权执行此操作 (your role does not allow this)",
-    404: "页面或记录不存在 (not found)",
-    405: "不支持此请求方法 (method not allowed)",
-    409: "与已保存的数据冲突 (conflict)",
-    413: "上传内容过大 (payload too large)",
-    414: "网址过长 (URI too long)",
-    422: "输入有误 (invalid input)",
-    431: "请求头过大 (request header fields too large)",
-    500: "服务器内部错误 (internal error)",
+    400: _l("请求有误"),
+    401: _l("需要登录或有效的 API 令牌"),
+    403: _l("你的角色无权执行此操作"),
+    404: _l("页面或记录不存在"),
+    405: _l("不支持此请求方法"),
+    409: _l("与已保存的数据冲突"),
+    413: _l("上传内容过大"),
+    414: _l("网址过长"),
+    422: _l("输入有误"),
+    429: _l("请求过于频繁，请稍后再试"),
+    431: _l("请求头过大"),
+    500: _l("服务器内部错误"),
+    503: _l("服务暂不可用，请稍后再试"),
 }
+
+
+def http_message(exc: HTTPException) -> str:
+    """Our wording for the status in the user's language (werkzeug's English descriptions are never shown)."""
+    status = exc.code or 500
+    wording = MESSAGES.get(status)
+    return str(wording) if wording else _("请求未能完成（HTTP %(status)s）", status=status)
 
 
 def wants_json() -> bool:
@@ -49,8 +60,7 @@ def _http_error(exc: HTTPException) -> Any:
     if isinstance(exc, MethodNotAllowed) and not route_exists():
         exc = NotFound()
     status = exc.code or 500
-    message = MESSAGES.get(status, exc.description or exc.name)
-    response = make_response(error_response(status, [{"field": "", "message": message}]))
+    response = make_response(error_response(status, [{"field": "", "message": http_message(exc)}]))
     # Keep the exception's own headers (Allow on 405, WWW-Authenticate on 401), not its Content-Type.
     for name, value in exc.get_headers():
         if name.lower() != "content-type":
@@ -64,7 +74,7 @@ def _csrf_error(exc: CSRFError) -> Any:
         [
             {
                 "field": "csrf_token",
-                "message": "表单已过期或缺少 CSRF 令牌，请刷新页面后重试 (CSRF token missing or expired)",
+                "message": _("表单已过期或缺少 CSRF 令牌，请刷新页面后重试"),
             }
         ],
     )
@@ -74,7 +84,7 @@ def _unexpected(exc: Exception) -> Any:
     if isinstance(exc, HTTPException):
         return _http_error(exc)
     logger.exception("unhandled error on %s %s", request.method, request.path)
-    return error_response(500, [{"field": "", "message": MESSAGES[500]}])
+    return error_response(500, [{"field": "", "message": str(MESSAGES[500])}])
 
 
 def init_app(app: Flask) -> None:

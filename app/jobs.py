@@ -31,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.localtime import aware
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TASK_NAME = "gpuvet.run_job"
+SCHEDULE_TASK_NAME = (
+    "gpuvet.schedules_tick"  # every minute: start the schedules that are due (services/schedules)
+)
 QUEUE_FILE = "jobs.sqlite3"
 ERROR_LIMIT = 4000
 # A queued row younger than this may still be on its way into the queue: recovery leaves it alone.
@@ -120,7 +124,7 @@ def _process_alive(worker: str | None) -> bool | None:
     """True/False for a worker on this host, None when it lives elsewhere (or is unknown)."""
     if not worker or ":" not in worker:
         return None
-    host, _, pid = worker.rpartition(":")
+    host, _colon, pid = worker.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return None
     try:
@@ -137,7 +141,7 @@ def _json_ready(value: Any, field: str) -> Any:
     try:
         return json.loads(json.dumps(value, ensure_ascii=False))
     except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"须为 JSON 可表示的值：{exc} (must be JSON-serialisable)", field=field) from None
+        raise InvalidInput(_("须为 JSON 可表示的值：%(detail)s", detail=exc), field=field) from None
 
 
 def _error_text(exc: BaseException) -> str:
@@ -158,7 +162,7 @@ def _actor(user: Any, session: Session) -> tuple[int | None, str]:
 # ---------------------------------------------------------------- the queue (per Flask app)
 def make_huey(app: Any) -> Huey:
     """Build the app's Huey: inline when immediate, Redis when REDIS_URL is set, else SQLite (0600)."""
-    from huey import MemoryHuey, RedisHuey, SqliteHuey  # imports redis and psycopg: only where used
+    from huey import MemoryHuey, RedisHuey, SqliteHuey, crontab  # imports redis and psycopg: only where used
 
     from app.config import private_dir
     from app.db import get_engine, private_sqlite_file
@@ -180,6 +184,15 @@ def make_huey(app: Any) -> Huey:
     def run_job_task(job_id: int) -> None:
         with app.app_context():
             execute_job(engine, job_id, heartbeat_s=heartbeat)
+
+    @huey.periodic_task(crontab(minute="*"), name=SCHEDULE_TASK_NAME)
+    def schedules_tick() -> None:
+        from app.services import schedules
+
+        if not settings.schedules_enabled:
+            return
+        with app.app_context(), Session(engine) as session:
+            schedules.tick(session)
 
     app.extensions["gpuvet.huey_task"] = run_job_task
     return huey
@@ -222,11 +235,12 @@ def enqueue(
     kinds = load_kinds()
     if kind not in kinds:
         raise InvalidInput(
-            f"未知任务类型 {kind}；可选：{', '.join(sorted(kinds))} (unknown job kind)", field="kind"
+            _("未知任务类型 %(kind)s；可选：%(known)s", kind=kind, known=", ".join(sorted(kinds))),
+            field="kind",
         )
     params = _json_ready(params or {}, "params")
     if not isinstance(params, dict):
-        raise InvalidInput("任务参数须为对象 (params must be an object)", field="params")
+        raise InvalidInput(_("任务参数须为对象"), field="params")
     actor_id, actor_name = _actor(user, session)
     job = Job(
         kind=kind,
@@ -243,9 +257,7 @@ def enqueue(
     except Exception as exc:  # the row stays queued; a starting worker queues it again
         logger.exception("could not hand job %s to the queue", job.id)
         session.rollback()
-        job.error = (
-            f"队列暂不可用，worker 启动时会重新排队 (queue unavailable, retried when a worker starts): {exc}"
-        )
+        job.error = _("队列暂不可用，worker 启动时会重新排队：%(detail)s", detail=exc)
         session.add(job)
         session.commit()
     session.refresh(job)
@@ -256,7 +268,7 @@ def get_job(session: Session, *, job_id: int) -> Job:
     """One job, or NotFound."""
     job = session.get(Job, job_id)
     if job is None:
-        raise NotFound(f"任务 {job_id} 不存在 (job not found)", field="job_id")
+        raise NotFound(_("任务 %(id)s 不存在", id=job_id), field="job_id")
     return job
 
 
@@ -389,7 +401,7 @@ def execute_job(engine: sa.Engine, job_id: int, *, heartbeat_s: float = 10.0) ->
             entry = load_kinds().get(job.kind)
             try:
                 if entry is None:
-                    raise InvalidInput(f"未知任务类型 {job.kind} (unknown job kind)", field="kind")
+                    raise InvalidInput(_("未知任务类型 %(kind)s", kind=job.kind), field="kind")
                 result = entry.fn(session, job, **job.params)
                 session.commit()
                 result = _json_ready(result, "result")
@@ -422,13 +434,11 @@ def recover_jobs(engine: sa.Engine, *, app: Any, stale_after: timedelta) -> dict
             if alive is True or (alive is None and now - beat < stale_after):
                 continue
             entry = kinds.get(job.kind)
-            reason = (
-                f"运行任务的 worker（{job.worker}）已停止 (the worker running this job stopped: {job.worker})"
-            )
+            reason = _("运行任务的 worker（%(worker)s）已停止", worker=job.worker)
             if entry is not None and entry.idempotent and not job.cancel_requested:
                 job.state, job.error, job.worker = (
                     JobState.queued,
-                    reason + "；已重新排队 (queued again)",
+                    _("%(reason)s；已重新排队", reason=reason),
                     None,
                 )
                 touched["requeued"].append(job.id)

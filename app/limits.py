@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask_babel import gettext as _
+
 # Every id and version is an INTEGER column: larger numbers cannot exist, and SQLite refuses to bind them.
 MAX_ID = 2**31 - 1
 
@@ -23,9 +25,9 @@ MAX_JSON_DEPTH = 16
 
 
 def too_many(value: Any, limit: int) -> str | None:
-    """The bilingual refusal when `value` is a list longer than `limit`, else None."""
+    """The refusal (current language) when `value` is a list longer than `limit`, else None."""
     if isinstance(value, (list, tuple)) and len(value) > limit:
-        return f"最多 {limit} 项，收到 {len(value)} 项 (at most {limit} items, got {len(value)})"
+        return _("最多 %(most)s 项，收到 %(got)s 项", most=limit, got=len(value))
     return None
 
 
@@ -51,8 +53,8 @@ def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> tuple[int | str, ...] |
 
 
 def depth_message(limit: int = MAX_JSON_DEPTH) -> str:
-    """The bilingual refusal for JSON nested deeper than `limit`."""
-    return f"JSON 嵌套过深，最多 {limit} 层 (JSON nested too deeply: at most {limit} levels)"
+    """The refusal (current language) for JSON nested deeper than `limit`."""
+    return _("JSON 嵌套过深，最多 %(most)s 层", most=limit)
 
 
 def parse_id(text: Any, limit: int = MAX_ID) -> int | None:

@@ -7,10 +7,12 @@ default to DOMAIN.md section 5 and are passed in to change them.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -46,6 +48,7 @@ class Thresholds:
 
     bandwidth_pass: float = 0.8  # measured / nominal
     bandwidth_warn: float = 0.5
+    bandwidth_beyond_claim: float = 1.5  # measured / nominal above this: probably not over the sold link
     iops_pass: float = 0.8
     iops_warn: float = 0.5
     write_pass: float = 0.8  # fsync'd write MiB/s / the claimed storage type's usual floor
@@ -58,6 +61,11 @@ class Thresholds:
     stability_min_samples: int = 3
     gpu_busy_pct: float = 90.0
     gpu_low_pct: float = 80.0
+    dataload_min_scaling: float = 1.3  # all readers / one reader below this: more readers do not help
+    # Ring all-reduce bus bandwidth of one 8-GPU node, GB/s (DOMAIN.md section 5), by model key
+    collective_busbw_gbs: dict[str, float] = field(
+        default_factory=lambda: {"H100": 370.0, "H200": 370.0, "A100": 232.0}
+    )
     typical_iops: dict[str, tuple[float, float]] = field(
         default_factory=lambda: {
             "local_nvme": (100_000.0, 1_000_000.0),
@@ -146,6 +154,18 @@ def check(name: str) -> Callable[[Check], Check]:
     return decorator
 
 
+def thresholds_from(data: Mapping[str, Any]) -> Thresholds:
+    """Thresholds from a mapping of field values (a missing field keeps its default); unknown keys raise."""
+    known = {item.name for item in dataclasses.fields(Thresholds)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"unknown thresholds {unknown}; known: {sorted(known)}")
+    values = dict(data)
+    if "typical_iops" in values:
+        values["typical_iops"] = {kind: tuple(bounds) for kind, bounds in values["typical_iops"].items()}
+    return Thresholds(**values)
+
+
 def ratio_verdict(ratio: float, pass_at: float, warn_at: float) -> Verdict:
     """pass at >= pass_at, warn at >= warn_at, else fail."""
     if ratio >= pass_at:
@@ -154,13 +174,41 @@ def ratio_verdict(ratio: float, pass_at: float, warn_at: float) -> Verdict:
 
 
 # ---------------------------------------------------------------- bandwidth
-PATH_NAMES = {"public": ("公网", "public"), "intranet": ("内网", "intranet")}
+PATH_NAMES = {
+    "public": ("公网", "public"),
+    "intranet": ("内网", "intranet"),
+    "gpuvet->target": ("本机 → 目标服务器", "this server → target"),
+    "target->peer": ("目标服务器 → 对端服务器", "target → peer"),
+}
 
 
 def _nominal_mbps(claims: Claims, path: str) -> float | None:
     if path == "intranet":
         return claims.intranet_gbps * 1000 if claims.intranet_gbps else None
     return float(claims.public_mbps) if claims.public_mbps else None
+
+
+def beyond_claim(ratio: float | None, thresholds: Thresholds) -> bool:
+    """Whether a throughput is so far above the nominal that the test probably missed the sold link."""
+    return ratio is not None and ratio > thresholds.bandwidth_beyond_claim
+
+
+def beyond_claim_reason(
+    path: str, measured: float, nominal: float, thresholds: Thresholds
+) -> tuple[str, str]:
+    """(zh, en) wording of a throughput far above the nominal: not a pass, the test missed the link."""
+    zh_path, en_path = PATH_NAMES.get(path, (path, path))
+    ratio = measured / nominal
+    return (
+        f"{zh_path}实测 {measured:g} Mbit/s，是标称 {nominal:g} Mbit/s 的 {ratio:.1f} 倍"
+        f"（超过 {thresholds.bandwidth_beyond_claim:g} 倍）：测试很可能没有经过所售链路"
+        "（例如走了内网或本机回环），不能作为该链路的带宽证据，请对所售链路的地址重测",
+        f"{en_path.capitalize()} measured {measured:g} Mbit/s, {ratio:.1f} times the nominal "
+        f"{nominal:g} Mbit/s "
+        f"(more than {thresholds.bandwidth_beyond_claim:g} times): the test probably did not run over the "
+        "link that was sold (it may have gone over the intranet or loopback), so it is no evidence of that "
+        "link's bandwidth; test again against the sold link's address",
+    )
 
 
 @check("bandwidth")
@@ -188,6 +236,17 @@ def bandwidth(inputs: Inputs) -> Iterable[Comparison]:
             continue
         ratio = float(sample.value) / nominal
         verdict = ratio_verdict(ratio, thresholds.bandwidth_pass, thresholds.bandwidth_warn)
+        reason_zh = (
+            f"{zh_path}实测 {measured} Mbit/s，标称 {nominal:g} Mbit/s，达成 {ratio:.0%}"
+            f"（≥{thresholds.bandwidth_pass:.0%} 通过，<{thresholds.bandwidth_warn:.0%} 不合格）"
+        )
+        reason_en = (
+            f"{en_path} measured {measured} Mbit/s against nominal {nominal:g} Mbit/s: {ratio:.0%} "
+            f"(pass at >= {thresholds.bandwidth_pass:.0%}, fail below {thresholds.bandwidth_warn:.0%})"
+        )
+        if beyond_claim(ratio, thresholds):
+            verdict = Verdict.warn
+            reason_zh, reason_en = beyond_claim_reason(path, measured, nominal, thresholds)
         yield Comparison(
             "bandwidth",
             verdict,
@@ -195,10 +254,8 @@ def bandwidth(inputs: Inputs) -> Iterable[Comparison]:
             nominal,
             round(ratio, 3),
             "Mbit/s",
-            f"{zh_path}实测 {measured} Mbit/s，标称 {nominal:g} Mbit/s，达成 {ratio:.0%}"
-            f"（≥{thresholds.bandwidth_pass:.0%} 通过，<{thresholds.bandwidth_warn:.0%} 不合格）",
-            f"{en_path} measured {measured} Mbit/s against nominal {nominal:g} Mbit/s: {ratio:.0%} "
-            f"(pass at >= {thresholds.bandwidth_pass:.0%}, fail below {thresholds.bandwidth_warn:.0%})",
+            reason_zh,
+            reason_en,
             subject=step,
             evidence={
                 "streams": sample.metadata.get("streams"),
@@ -273,6 +330,20 @@ STORAGE_MATCHES: dict[str, set[str]] = {
     "nfs": {"network_fs"},
     "parallel_fs": {"network_fs"},
 }
+
+
+def offer_storage_type(detected: str, claimed: str | None = None) -> str | None:
+    """The Offer.storage_type a detected storage class stands for (None: no offer type has it).
+
+    The most specific type that the class satisfies (local NVMe is sold as NVMe, not as SATA SSD); between
+    equally specific ones (NFS or a parallel filesystem: lsblk / findmnt cannot tell them apart), the claim.
+    """
+    kinds = [kind for kind, classes in STORAGE_MATCHES.items() if detected in classes]
+    if not kinds:
+        return None
+    return min(kinds, key=lambda kind: (len(STORAGE_MATCHES[kind]), kind != claimed, kinds.index(kind)))
+
+
 STORAGE_NAMES = {
     "local_nvme": ("本地 NVMe", "local NVMe"),
     "local_ssd": ("本地 SATA/SAS SSD", "local SATA/SAS SSD"),
@@ -443,6 +514,7 @@ def ping(inputs: Inputs) -> Iterable[Comparison]:
     thresholds = inputs.thresholds
     for loss_sample in inputs.of("packet_loss"):
         path = str(loss_sample.metadata.get("path", ""))
+        path_zh, path_en = PATH_NAMES.get(path, (path, path))
         loss = float(loss_sample.value)
         verdict = (
             Verdict.passed
@@ -458,8 +530,8 @@ def ping(inputs: Inputs) -> Iterable[Comparison]:
             0.0,
             None,
             "%",
-            f"{path} 丢包 {loss:g}%",
-            f"{path} packet loss {loss:g}%",
+            f"{path_zh} 丢包 {loss:g}%",
+            f"{path_en} packet loss {loss:g}%",
             subject=path,
         )
         mdev = inputs.of("rtt_mdev", path=path)
@@ -474,15 +546,18 @@ def ping(inputs: Inputs) -> Iterable[Comparison]:
                 None,
                 round(jitter / mean, 3) if mean else None,
                 "ms",
-                f"{path} 延迟 平均 {mean:g} ms，抖动 (mdev) {jitter:g} ms" + ("，抖动偏大" if high else ""),
-                f"{path} latency avg {mean:g} ms, jitter (mdev) {jitter:g} ms"
+                f"{path_zh} 延迟 平均 {mean:g} ms，抖动 (mdev) {jitter:g} ms"
+                + ("，抖动偏大" if high else ""),
+                f"{path_en} latency avg {mean:g} ms, jitter (mdev) {jitter:g} ms"
                 + (": unstable" if high else ""),
                 subject=path,
             )
 
 
 # ---------------------------------------------------------------- GPUs
-def _model_key(name: str) -> str:
+@functools.lru_cache(maxsize=4096)
+def model_key(name: str) -> str:
+    """A GPU name reduced for matching: "NVIDIA H100 80GB HBM3" -> "h10080gbhbm3", "H100" -> "h100"."""
     return re.sub(r"[^0-9a-z]", "", name.lower().replace("nvidia", "").replace("geforce", ""))
 
 
@@ -521,8 +596,8 @@ def gpu(inputs: Inputs) -> Iterable[Comparison]:
             f"{count} GPUs found, the offer says {claims.gpus_per_node}{extra_en}",
         )
     if claims.gpu_model and models:
-        wanted = _model_key(claims.gpu_model)
-        wrong = [model for model in models if wanted not in _model_key(model)]
+        wanted = model_key(claims.gpu_model)
+        wrong = [model for model in models if wanted not in model_key(model)]
         yield Comparison(
             "gpu_model",
             Verdict.failed if wrong else Verdict.passed,
@@ -594,3 +669,7 @@ def compare(
         grouped[sample.metric].append(sample)
     inputs = Inputs(claims, dict(grouped), thresholds or Thresholds(), frozenset(missing_tools))
     return [comparison for function in CHECKS.values() for comparison in function(inputs)]
+
+
+# Checks kept in their own modules register themselves on import.
+from benchmarks import compare_cluster  # noqa: E402, F401

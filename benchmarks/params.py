@@ -30,6 +30,15 @@ class SuiteParams(BaseModel):
     gpu_workload: list[SafeText] | None = Field(
         None, max_length=64, description="argv of the GPU workload; none: built-in torch matmul; []: idle"
     )
+    dataload_files: int = Field(2000, ge=10, le=200000, description="small files the data-loading test reads")
+    dataload_file_kib: int = Field(
+        112, ge=1, le=65536, description="size of each file (an average JPEG image)"
+    )
+    dataload_seconds: float = Field(10.0, ge=0.5, le=600.0, description="time limit of each read pass")
+    collective_seconds: int = Field(120, ge=5, le=3600, description="time limit of the all-reduce benchmark")
+    collective_max_bytes: int = Field(
+        8 * 2**30, ge=8, le=64 * 2**30, description="largest all-reduce message (peak needs several GB)"
+    )
     stability_repeats: int = Field(12, ge=2, le=1000)
     stability_interval_s: float = Field(300.0, ge=0.0, le=86400.0, description="pause between repeats")
     stability_test_seconds: int = Field(10, ge=1, le=600)

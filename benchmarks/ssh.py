@@ -51,10 +51,14 @@ class SSHError(Exception):
 
     kind = "ssh"
 
-    def __init__(self, message: str, *, host: str = "", port: int = 0) -> None:
+    def __init__(
+        self, message: str, *, host: str = "", port: int = 0, reason: str = "", detail: str = ""
+    ) -> None:
         super().__init__(message)
         self.host = host
         self.port = port
+        self.reason = reason  # a finer cause within the kind (resolve, no_route, handshake, method ...)
+        self.detail = detail  # a value the cause names (the login methods the server accepts ...)
 
 
 class ConnectionRefused(SSHError):
@@ -306,7 +310,7 @@ def load_private_key(text: str, passphrase: str | None = None) -> paramiko.PKey:
         try:
             return key_class.from_private_key(io.StringIO(text), password=passphrase)
         except paramiko.PasswordRequiredException as exc:
-            raise InvalidKey("the private key is encrypted: give its passphrase") from exc
+            raise InvalidKey("the private key is encrypted: give its passphrase", reason="encrypted") from exc
         except (paramiko.SSHException, ValueError, TypeError) as exc:
             reasons.append(f"{key_class.__name__}: {exc}")
     raise InvalidKey("cannot load the private key (" + "; ".join(reasons) + ")")
@@ -328,10 +332,15 @@ def _connect_error(exc: BaseException, target: SSHTarget) -> SSHError:
     if isinstance(exc, TimeoutError | socket.timeout):
         return ConnectTimeout(f"no answer from {where} within {target.connect_timeout:g} s", **kw)
     if isinstance(exc, socket.gaierror):
-        return Unreachable(f"cannot resolve {target.host}: {exc.strerror}", **kw)
+        return Unreachable(f"cannot resolve {target.host}: {exc.strerror}", reason="resolve", **kw)
     if isinstance(exc, paramiko.BadAuthenticationType):
         allowed = ", ".join(exc.allowed_types) or "none"
-        return AuthenticationFailed(f"{where} does not accept this login method (accepts: {allowed})", **kw)
+        return AuthenticationFailed(
+            f"{where} does not accept this login method (accepts: {allowed})",
+            reason="method",
+            detail=allowed,
+            **kw,
+        )
     if isinstance(exc, paramiko.AuthenticationException):
         return AuthenticationFailed(
             f"{where} refused the login of {target.username!r}: wrong password or key ({exc})", **kw
@@ -344,10 +353,11 @@ def _connect_error(exc: BaseException, target: SSHTarget) -> SSHError:
         return ConnectTimeout(
             f"{where} accepted the connection but sent no SSH greeting (handshake not done within "
             f"{target.connect_timeout:g} s)",
+            reason="handshake",
             **kw,
         )
     if isinstance(exc, OSError) and exc.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH):
-        return Unreachable(f"no route to {where}: {exc.strerror}", **kw)
+        return Unreachable(f"no route to {where}: {exc.strerror}", reason="no_route", **kw)
     if isinstance(exc, EOFError | ConnectionResetError):
         return Disconnected(f"{where} closed the connection during the SSH handshake", **kw)
     return SSHError(f"SSH to {where} failed: {exc.__class__.__name__}: {exc}", **kw)
@@ -373,7 +383,12 @@ class SSHRunner(BaseRunner):
         target = self.target
         pkey = load_private_key(target.private_key, target.passphrase) if target.private_key else None
         if pkey is None and target.password is None:
-            raise AuthenticationFailed("give a private key or a password", host=target.host, port=target.port)
+            raise AuthenticationFailed(
+                "give a private key or a password",
+                host=target.host,
+                port=target.port,
+                reason="no_credentials",
+            )
         client = paramiko.SSHClient()
         policy = _PinnedKeyPolicy(target)
         client.set_missing_host_key_policy(policy)

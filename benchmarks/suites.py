@@ -18,6 +18,7 @@ from benchmarks.probes import PARSERS, load_probes
 from benchmarks.probes.base import ProbeContext, ProbeFailed, RawOutput
 from benchmarks.sample import ParseError, Sample
 from benchmarks.ssh import LocalRunner, NotInstalled, Runner, SSHError, SSHRunner, SSHTarget
+from benchmarks.ssh_messages import ssh_message
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,18 @@ def standard() -> list[Step]:
         Step("iperf3_reverse", "iperf3", {"reverse": True}),
         Step("fio_write", "fio", {"mode": "write"}),
         Step("gpu", "nvidia-smi", {"mode": "sampling"}),
+    ]
+
+
+@suite("gpu")
+def gpu() -> list[Step]:
+    """What an ML engineer checks: inventory, GPU health, all-reduce, GPUs under load, data loading."""
+    return [
+        Step("inventory", "inventory"),
+        Step("gpu_health", "gpu_health"),
+        Step("collective", "collective"),
+        Step("gpu", "nvidia-smi", {"mode": "sampling"}),
+        Step("dataload", "dataload"),
     ]
 
 
@@ -283,7 +296,7 @@ def run_suite(
     try:
         _look_up_tools(instances, context)
     except SSHError as exc:
-        result.status, result.error, result.error_kind = SuiteStatus.failed, str(exc), exc.kind
+        result.status, result.error, result.error_kind = SuiteStatus.failed, ssh_message(exc), exc.kind
     for step, probe, probe_result in zip(steps, instances, result.probes, strict=True):
         if result.status != SuiteStatus.running:
             probe_result.status = StepStatus.skipped
@@ -331,13 +344,13 @@ def _run_step(probe: Any, context: ProbeContext, probe_result: ProbeResult, resu
         probe.run(context)
     except NotInstalled as exc:
         probe_result.status = StepStatus.not_installed
-        probe_result.error = str(exc)
+        probe_result.error = ssh_message(exc)
         probe_result.missing_tool = exc.tool
     except ProbeFailed as exc:
         probe_result.error = str(exc)
     except SSHError as exc:
         probe_result.status = StepStatus.failed
-        probe_result.error = str(exc)
+        probe_result.error = ssh_message(exc)
         result.status = SuiteStatus.failed
         result.error = f"{probe_result.step}: {exc}"
         result.error_kind = exc.kind
@@ -377,7 +390,7 @@ def run_on_server(
         failed.probes = [
             ProbeResult(step.name, step.probe, dict(step.options), StepStatus.skipped) for step in steps
         ]
-        failed.status, failed.error, failed.error_kind = SuiteStatus.failed, str(exc), exc.kind
+        failed.status, failed.error, failed.error_kind = SuiteStatus.failed, ssh_message(exc), exc.kind
         return failed
     try:
         return run_suite(

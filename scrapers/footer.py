@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from bs4 import BeautifulSoup, CData, NavigableString, Tag
+from flask_babel import gettext as _
 
 from app.vetting import identifiers as ids
 from app.vetting import provinces
@@ -198,7 +199,7 @@ def _soup(page: bytes | str, content_type: str | None) -> tuple[BeautifulSoup, s
     else:
         text, encoding = page, "unicode"
     if not text.strip():
-        raise ParseError("页面为空 (the page is empty)")
+        raise ParseError(_("页面为空"))
     return BeautifulSoup(text, "html.parser"), encoding
 
 
@@ -497,7 +498,7 @@ def _parse_fetched(outcome: PageOutcome) -> None:
     result = outcome.result
     if not result.ok:
         status = result.status
-        outcome.error = ParseError(f"页面返回 HTTP {status}，未解析 (the page answered HTTP {status})")
+        outcome.error = ParseError(_("页面返回 HTTP %(status)s，未解析", status=status))
         return
     try:
         outcome.footer = parse(result.body, result.final_url, content_type=result.headers.get("content-type"))

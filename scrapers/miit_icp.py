@@ -30,6 +30,7 @@ from urllib.parse import urljoin
 
 from scrapers.http import FetchResult
 from scrapers.official import (
+    N_,
     Captcha,
     Fetch,
     MalformedResponse,
@@ -115,18 +116,23 @@ def checked(body: dict[str, Any], result: FetchResult | None = None) -> Any:
         return body.get("params")
     message = text(body.get("msg")) or "未知错误"
     if _token_problem(body):
-        raise TokenExpired(f"查询令牌已过期：{message} (token expired)", result=result)
-    raise Refused(f"备案系统拒绝了请求：{message}（code {body.get('code')}） (refused)", result=result)
+        raise TokenExpired(N_("查询令牌已过期：%(message)s"), result=result, message=message)
+    raise Refused(
+        N_("备案系统拒绝了请求：%(message)s（code %(code)s）"),
+        result=result,
+        message=message,
+        code=body.get("code"),
+    )
 
 
 def parse_auth(body: dict[str, Any], now: datetime) -> Token:
     """The token of an auth reply."""
     params = checked(body)
     if not isinstance(params, dict):
-        raise MalformedResponse("auth 回复缺少 params (auth reply has no params)")
+        raise MalformedResponse(N_("auth 回复缺少 params"))
     value = text(params.get("bussiness") or params.get("business") or params.get("token"))
     if not value:
-        raise MalformedResponse("auth 回复缺少令牌 (auth reply has no token)")
+        raise MalformedResponse(N_("auth 回复缺少令牌"))
     expire = params.get("expire")
     seconds = expire / 1000 if isinstance(expire, (int, float)) and expire > 0 else DEFAULT_TOKEN_SECONDS
     return Token(value=value, expires_at=now + timedelta(seconds=seconds))
@@ -136,7 +142,7 @@ def parse_captcha(body: dict[str, Any]) -> Captcha:
     """The slider captcha of a getCheckImagePoint reply: uuid, big and small pictures."""
     params = checked(body)
     if not isinstance(params, dict) or not text(params.get("uuid")):
-        raise MalformedResponse("验证码回复缺少 uuid (captcha reply has no uuid)")
+        raise MalformedResponse(N_("验证码回复缺少 uuid"))
     images = [decode_image(params.get("bigImage"), "bigImage")]
     if params.get("smallImage"):
         images.append(decode_image(params.get("smallImage"), "smallImage"))
@@ -150,12 +156,12 @@ def parse_check(body: dict[str, Any]) -> str:
         checked(body)
     if body.get("code") != 200 or body.get("success") is False:
         message = text(body.get("msg")) or "验证失败"
-        raise WrongAnswer(f"验证码答案不正确：{message} (captcha answer refused)")
+        raise WrongAnswer(N_("验证码答案不正确：%(message)s"), message=message)
     sign = body.get("params")
     if isinstance(sign, dict):
         sign = sign.get("sign")
     if not text(sign):
-        raise MalformedResponse("验证回复缺少 sign (check reply has no sign)")
+        raise MalformedResponse(N_("验证回复缺少 sign"))
     return text(sign)
 
 
@@ -163,11 +169,11 @@ def parse_query(body: dict[str, Any]) -> list[IcpRecord]:
     """The filing rows of a queryByCondition reply (an empty list when nothing is filed)."""
     params = checked(body)
     if not isinstance(params, dict) or not isinstance(params.get("list", []), list):
-        raise MalformedResponse("查询回复缺少 params.list (query reply has no params.list)")
+        raise MalformedResponse(N_("查询回复缺少 params.list"))
     records = []
     for row in params.get("list") or []:
         if not isinstance(row, dict):
-            raise MalformedResponse("查询结果中的一行不是对象 (a result row is not an object)")
+            raise MalformedResponse(N_("查询结果中的一行不是对象"))
         records.append(
             IcpRecord(
                 unit_name=text(row.get("unitName")),

@@ -27,6 +27,7 @@ from urllib.parse import urljoin
 
 from scrapers.http import FetchResult
 from scrapers.official import (
+    N_,
     Captcha,
     CaptchaExpired,
     Fetch,
@@ -96,7 +97,7 @@ def _list(value: Any) -> list[str]:
         return [part.strip() for part in _SPLIT.split(value) if part.strip()]
     if isinstance(value, list):
         return [text(part) for part in value if text(part)]
-    raise MalformedResponse(f"应为列表或文本，实际为 {type(value).__name__} (expected a list or text)")
+    raise MalformedResponse(N_("应为列表或文本，实际为 %(got)s"), got=type(value).__name__)
 
 
 def item_codes(scope: list[str]) -> tuple[str, ...]:
@@ -123,19 +124,19 @@ def _checked(body: dict[str, Any]) -> Any:
     if code == CODE_OK:
         return body.get("data")
     if code == CODE_WRONG_ANSWER:
-        raise WrongAnswer(f"验证码答案不正确：{message} (captcha answer refused)")
+        raise WrongAnswer(N_("验证码答案不正确：%(message)s"), message=message)
     if code == CODE_CAPTCHA_EXPIRED:
-        raise CaptchaExpired(f"验证码已失效：{message} (captcha expired)")
+        raise CaptchaExpired(N_("验证码已失效：%(message)s"), message=message)
     if code == CODE_RATE_LIMITED:
-        raise Refused(f"查询过于频繁，请稍后再试：{message} (rate-limited; try later)")
-    raise Refused(f"许可证查询系统拒绝了请求：{message}（code {code}） (refused)")
+        raise Refused(N_("查询过于频繁，请稍后再试：%(message)s"), message=message)
+    raise Refused(N_("许可证查询系统拒绝了请求：%(message)s（code %(code)s）"), message=message, code=code)
 
 
 def parse_captcha(body: dict[str, Any]) -> Captcha:
     """The captcha of a captcha reply: its id and picture."""
     data = _checked(body)
     if not isinstance(data, dict) or not text(data.get("captchaId")):
-        raise MalformedResponse("验证码回复缺少 captchaId (captcha reply has no captchaId)")
+        raise MalformedResponse(N_("验证码回复缺少 captchaId"))
     return Captcha(uuid=text(data["captchaId"]), images=(decode_image(data.get("image"), "image"),))
 
 
@@ -160,10 +161,10 @@ def parse_query(body: dict[str, Any]) -> list[LicenceRecord]:
     """The licence rows of a query reply (an empty list when the company holds none)."""
     data = _checked(body)
     if not isinstance(data, dict) or not isinstance(data.get("list", []), list):
-        raise MalformedResponse("查询回复缺少 data.list (query reply has no data.list)")
+        raise MalformedResponse(N_("查询回复缺少 data.list"))
     rows = data.get("list") or []
     if any(not isinstance(row, dict) for row in rows):
-        raise MalformedResponse("查询结果中的一行不是对象 (a result row is not an object)")
+        raise MalformedResponse(N_("查询结果中的一行不是对象"))
     return [parse_record(row) for row in rows]
 
 

@@ -36,15 +36,29 @@ class Fetch(Protocol):
     ) -> FetchResult: ...
 
 
+def N_(msgid: str) -> str:
+    """Mark a Chinese msgid for the catalog; it is translated where it is shown, in the reader's language."""
+    return msgid
+
+
 class LookupFailed(Exception):
-    """An official lookup step that did not succeed; `code` names the state for machines."""
+    """An official lookup step that did not succeed; `code` names the state for machines.
+
+    The message is a Chinese msgid with %(name)s placeholders and its values (`msgid`, `params`), so the
+    page can show it in the UI language; `message` is the Chinese text, for logs and stored evidence.
+    """
 
     code = "failed"
 
-    def __init__(self, message: str, *, result: FetchResult | None = None) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, msgid: str, /, *, result: FetchResult | None = None, **params: Any) -> None:
+        self.msgid, self.params = msgid, params
+        self.message = msgid % params if params else msgid
+        super().__init__(self.message)
         self.result = result
+
+    def as_json(self) -> dict[str, Any]:
+        """The msgid and its values, to store and translate later."""
+        return {"msgid": self.msgid, "params": dict(self.params)}
 
 
 class WrongAnswer(LookupFailed):
@@ -119,17 +133,14 @@ def sniff_image(data: bytes) -> str | None:
 def decode_image(value: Any, name: str) -> CaptchaImage:
     """Decode a base64 (or data: URL) captcha picture; raise MalformedResponse when it is not an image."""
     if not isinstance(value, str) or not value:
-        raise MalformedResponse(f"验证码图片 {name} 缺失 (captcha image {name} missing)")
+        raise MalformedResponse(N_("验证码图片 %(name)s 缺失"), name=name)
     try:
         data = base64.b64decode(_DATA_URL.sub("", value.strip()), validate=False)
     except (binascii.Error, ValueError) as exc:
-        message = f"验证码图片 {name} 不是 base64 (captcha image {name} is not base64)"
-        raise MalformedResponse(message) from exc
+        raise MalformedResponse(N_("验证码图片 %(name)s 不是 base64 编码"), name=name) from exc
     content_type = sniff_image(data)
     if content_type is None:
-        raise MalformedResponse(
-            f"验证码 {name} 不是 PNG/JPEG/GIF/WebP 图片 (captcha {name} is not a PNG/JPEG/GIF/WebP image)"
-        )
+        raise MalformedResponse(N_("验证码 %(name)s 不是 PNG/JPEG/GIF/WebP 图片"), name=name)
     return CaptchaImage(name=name, data=data, content_type=content_type)
 
 
@@ -139,17 +150,15 @@ def payload(result: FetchResult) -> dict[str, Any]:
         data = json.loads(result.body)
     except (ValueError, UnicodeDecodeError) as exc:
         if result.status >= 400:
-            raise Refused(
-                f"官方系统返回 HTTP {result.status} (the official system answered HTTP {result.status})",
-                result=result,
-            ) from exc
+            raise Refused(N_("官方系统返回 HTTP %(status)d"), result=result, status=result.status) from exc
         raise MalformedResponse(
-            f"官方系统的回复不是 JSON（HTTP {result.status}，{len(result.body)} 字节） "
-            f"(reply is not JSON: HTTP {result.status}, {len(result.body)} bytes)",
+            N_("官方系统的回复不是 JSON（HTTP %(status)d，%(size)d 字节）"),
             result=result,
+            status=result.status,
+            size=len(result.body),
         ) from exc
     if not isinstance(data, dict):
-        raise MalformedResponse("官方系统的回复不是 JSON 对象 (reply is not a JSON object)", result=result)
+        raise MalformedResponse(N_("官方系统的回复不是 JSON 对象"), result=result)
     return data
 
 
@@ -166,11 +175,11 @@ def parse_date(value: Any) -> date | None:
         return datetime.fromtimestamp(value / 1000).date()
     match = _DATE.search(str(value))
     if match is None:
-        raise MalformedResponse(f"日期“{value}”无法识别 (unrecognised date {value!r})")
+        raise MalformedResponse(N_("日期“%(value)s”无法识别"), value=str(value))
     try:
         return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
     except ValueError as exc:
-        raise MalformedResponse(f"日期“{value}”无效 (invalid date {value!r})") from exc
+        raise MalformedResponse(N_("日期“%(value)s”无效"), value=str(value)) from exc
 
 
 def attach_result(parse: Callable[[], T], result: FetchResult) -> T:

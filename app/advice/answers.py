@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from enum import StrEnum
 from typing import Annotated, Any, Optional
 
+from flask_babel import gettext
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -78,8 +79,11 @@ def _city(value: str) -> str:
     city = cities.lookup(value)
     if city is None:
         raise ValueError(
-            f"未知城市“{value}”：请填写地级市名称，如 {cities.examples()} "
-            f"(unknown city {value!r}; use a prefecture-level city name such as 北京, 上海, 乌兰察布)"
+            gettext(
+                "未知城市“%(value)s”：请填写地级市名称，如 %(examples)s",
+                value=value,
+                examples=cities.examples(),
+            )
         )
     return city.name
 
@@ -104,7 +108,7 @@ def _list(value: Any) -> Any:
 
 def _unique(values: list[Any]) -> list[Any]:
     if len(set(values)) != len(values):
-        raise ValueError("有重复项 (contains duplicates)")
+        raise ValueError(gettext("有重复项"))
     return values
 
 
@@ -212,6 +216,17 @@ class ComplianceSection(Section):
     dedicated_bandwidth: Optional[bool] = None
 
 
+def _derived_names(values: list[str]) -> list[str]:
+    """Each entry names a question as "section.field"."""
+    for value in values:
+        section, _dot, name = value.partition(".")
+        if name not in getattr(SECTIONS.get(section), "model_fields", {}):
+            raise ValueError(
+                gettext("“%(value)s”不是问卷中的问题：请写成“部分.字段”，如 checkpoint.size_gb", value=value)
+            )
+    return sorted(set(values))
+
+
 class Answers(BaseModel):
     """Everything the questionnaire asks; sections not asked for a workload kind keep their defaults."""
 
@@ -226,6 +241,10 @@ class Answers(BaseModel):
     checkpoint: CheckpointSection = Field(default_factory=CheckpointSection)
     budget: BudgetSection = Field(default_factory=BudgetSection)
     compliance: ComplianceSection = Field(default_factory=ComplianceSection)
+    # Answers the questionnaire filled with a default worked out from earlier answers ("section.field").
+    derived: Annotated[list[str], AfterValidator(_derived_names), Field(max_length=40)] = Field(
+        default_factory=list
+    )
 
     @property
     def kind(self) -> WorkloadKind:
@@ -256,8 +275,6 @@ SECTIONS: dict[str, type[Section]] = {
 KindRule = Callable[[Answers], Iterator[FieldError]]
 KIND_RULES: list[tuple[str, KindRule]] = []
 
-REQUIRED = "必填项：{why} (required: {why_en})"
-
 
 class Unanswered(Exception):
     """A kind rule read a field whose answer is missing or invalid, so the rule cannot judge."""
@@ -287,8 +304,8 @@ def kind_rule(section: str) -> Callable[[KindRule], KindRule]:
     return decorator
 
 
-def _missing(path: str, why: str, why_en: str) -> FieldError:
-    return FieldError(path, REQUIRED.format(why=why, why_en=why_en))
+def _missing(path: str, why: str) -> FieldError:
+    return FieldError(path, gettext("必填项：%(why)s", why=why))
 
 
 @kind_rule("workload")
@@ -296,8 +313,7 @@ def _batch_kind(answers: Answers) -> Iterator[FieldError]:
     if answers.kind == WorkloadKind.offline_batch and answers.workload.batch_kind is None:
         yield _missing(
             "workload.batch_kind",
-            "离线任务须说明是训练还是渲染",
-            "say whether the batch work is training or rendering",
+            gettext("离线任务须说明是训练还是渲染"),
         )
 
 
@@ -305,14 +321,11 @@ def _batch_kind(answers: Answers) -> Iterator[FieldError]:
 def _nodes(answers: Answers) -> Iterator[FieldError]:
     nodes = answers.compute.nodes
     if answers.kind == WorkloadKind.distributed_training and nodes < 2:
-        yield FieldError(
-            "compute.nodes", "多机分布式训练至少 2 个节点 (distributed training needs at least 2 nodes)"
-        )
+        yield FieldError("compute.nodes", gettext("多机分布式训练至少 2 个节点"))
     if answers.kind == WorkloadKind.single_node_training and nodes != 1:
         yield FieldError(
             "compute.nodes",
-            "单机训练只用 1 个节点；多个节点请选“多机分布式训练” "
-            "(single-node training uses 1 node; choose distributed_training for more)",
+            gettext("单机训练只用 1 个节点；多个节点请选“多机分布式训练”"),
         )
 
 
@@ -321,8 +334,7 @@ def _parameters(answers: Answers) -> Iterator[FieldError]:
     if answers.kind == WorkloadKind.distributed_training and answers.model.parameters_billion is None:
         yield _missing(
             "model.parameters_billion",
-            "估算梯度同步流量需要参数量",
-            "the parameter count sizes the gradient traffic",
+            gettext("估算梯度同步流量需要参数量"),
         )
 
 
@@ -331,8 +343,7 @@ def _step_time(answers: Answers) -> Iterator[FieldError]:
     if answers.kind == WorkloadKind.distributed_training and answers.model.target_step_seconds is None:
         yield _missing(
             "model.target_step_seconds",
-            "估算所需内网带宽需要目标步长",
-            "the target step time sizes the intranet bandwidth",
+            gettext("估算所需内网带宽需要目标步长"),
         )
 
 
@@ -341,8 +352,7 @@ def _data(answers: Answers) -> Iterator[FieldError]:
     if answers.kind != WorkloadKind.interactive_inference and answers.data.dataset_gb is None:
         yield _missing(
             "data.dataset_gb",
-            "训练和离线任务须给出数据集大小",
-            "training and batch work need the dataset size",
+            gettext("训练和离线任务须给出数据集大小"),
         )
 
 
@@ -353,8 +363,7 @@ def _uplink(answers: Answers) -> Iterator[FieldError]:
     if answers.data.source == DataSource.office_upload and (answers.data.dataset_gb or 0) > 0:
         yield _missing(
             "site.uplink_mbps",
-            "数据从办公室上传时须给出上行带宽",
-            "the office uplink is needed when the data is uploaded from it",
+            gettext("数据从办公室上传时须给出上行带宽"),
         )
 
 
@@ -363,8 +372,7 @@ def _user_cities(answers: Answers) -> Iterator[FieldError]:
     if answers.kind == WorkloadKind.interactive_inference and not answers.users.user_cities:
         yield _missing(
             "users.user_cities",
-            "交互式推理须说明用户所在城市",
-            "interactive inference needs the users' cities",
+            gettext("交互式推理须说明用户所在城市"),
         )
 
 
@@ -375,15 +383,14 @@ def _model_time(answers: Answers) -> Iterator[FieldError]:
     if answers.users.model_time_ms >= answers.users.latency_budget_ms:
         yield FieldError(
             "users.model_time_ms",
-            "模型计算时间须小于时延预算，否则网络没有余量 "
-            "(model time must be below the latency budget, or nothing is left for the network)",
+            gettext("模型计算时间须小于时延预算，否则网络没有余量"),
         )
 
 
 @kind_rule("checkpoint")
 def _checkpoint_size(answers: Answers) -> Iterator[FieldError]:
     if answers.trains and answers.checkpoint.size_gb is None:
-        yield _missing("checkpoint.size_gb", "训练须给出检查点大小", "training needs the checkpoint size")
+        yield _missing("checkpoint.size_gb", gettext("训练须给出检查点大小"))
 
 
 @kind_rule("checkpoint")
@@ -391,8 +398,7 @@ def _checkpoint_stall(answers: Answers) -> Iterator[FieldError]:
     if answers.trains and answers.checkpoint.acceptable_stall_seconds is None:
         yield _missing(
             "checkpoint.acceptable_stall_seconds",
-            "训练须给出保存检查点时可接受的停顿",
-            "training needs the pause a checkpoint save may cause",
+            gettext("训练须给出保存检查点时可接受的停顿"),
         )
 
 
@@ -467,7 +473,7 @@ def _together(found: list[FieldError], rules: list[FieldError]) -> list[FieldErr
 def validate_answers(data: Any) -> Answers:
     """Validate a whole answers document; raise InvalidInput listing every problem by field."""
     if not isinstance(data, dict):
-        raise InvalidInput("答卷须为 JSON 对象 (answers must be a JSON object)", field="")
+        raise InvalidInput(gettext("答卷须为 JSON 对象"), field="")
     try:
         answers = Answers.model_validate(data)
     except ValidationError as exc:
@@ -482,7 +488,7 @@ def validate_answers(data: Any) -> Answers:
 def validate_section(name: str, data: Any) -> Section:
     """Validate one section on its own (one questionnaire step); errors are named section.field."""
     if name not in SECTIONS:
-        raise InvalidInput(f"没有这一部分：{name} (unknown section)", field="section")
+        raise InvalidInput(gettext("没有这一部分：%(name)s", name=name), field="section")
     try:
         return SECTIONS[name].model_validate(data if data is not None else {})
     except ValidationError as exc:

@@ -15,6 +15,7 @@ from app.advice.facts import SOURCE_LABELS, Measurement, OfferFacts, ProviderFac
 from app.advice.knowledge import load
 from app.advice.numbers import fmt, tidy
 from app.advice.requirements import Needs, network_constants
+from benchmarks.compare import model_key
 
 OPEN, PASSED, FAILED, MEASURED = "open", "passed", "failed", "measured"
 TOPICS = ("licence", "network", "storage", "gpu", "latency", "contract")
@@ -244,8 +245,9 @@ MEASUREMENT_TARGETS: dict[str, tuple[Callable[[Needs], float | None], str]] = {
 
 
 def _same_gpu(offer: OfferFacts, found: Any) -> bool:
-    wanted = "".join(offer.gpu_model.upper().split())
-    return all(wanted in "".join(name.upper().split()) for name in str(found).split(", "))
+    """Every measured GPU name is the claimed model (the rule of benchmarks.compare's gpu check)."""
+    wanted = model_key(offer.gpu_model)
+    return all(wanted in model_key(name) for name in str(found).split(", "))
 
 
 # Measured words (not numbers) are held against what the offer claims.

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 from app.advice.knowledge_schema import KNOWLEDGE_ROOT, load_checked
+from benchmarks.compare import Thresholds, thresholds_from
 
 KNOWLEDGE_DIR = KNOWLEDGE_ROOT / "advice"
 
@@ -25,11 +27,19 @@ def assumptions() -> dict[str, Any]:
     return load("assumptions")
 
 
-@functools.cache
-def benchmark_ratios() -> dict[str, tuple[float, float]]:
-    """(pass, warn) ratios of measured / claimed for bandwidth and IOPS (app/knowledge/benchmarks.yaml)."""
-    data = load_checked(KNOWLEDGE_ROOT / "benchmarks.yaml", "benchmarks.yaml") or {}
-    return {
-        "bandwidth": (float(data.get("bandwidth_pass", 0.8)), float(data.get("bandwidth_warn", 0.5))),
-        "iops": (float(data.get("iops_pass", 0.8)), float(data.get("iops_warn", 0.5))),
-    }
+BENCHMARKS_FILE = KNOWLEDGE_ROOT / "benchmarks.yaml"
+
+
+def benchmark_thresholds(path: Path | None = None) -> Thresholds:
+    """Verdict thresholds of runs and ranking alike (app/knowledge/benchmarks.yaml, re-read on change)."""
+    path = path or BENCHMARKS_FILE
+    return _thresholds(str(path), path.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4)
+def _thresholds(path: str, mtime_ns: int) -> Thresholds:
+    document = load_checked(Path(path), "benchmarks.yaml") or {}
+    try:
+        return thresholds_from(document)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from error

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 import yaml
+from flask_babel import gettext as _
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 KNOWLEDGE_ROOT = Path(__file__).resolve().parent.parent / "knowledge"
@@ -28,14 +29,14 @@ def text_problem(text: str) -> str | None:
     """Why a text reads as cut off or broken, or None when it is whole."""
     stripped = text.strip()
     if not stripped:
-        return "文字为空 (the text is empty)"
+        return _("文字为空")
     if stripped.endswith(_DANGLING):
-        return f"文字以“{stripped[-1]}”结尾，像是被截断 (the text ends with {stripped[-1]!r}, as if cut off)"
+        return _("文字以“%(end)s”结尾，像是被截断", end=stripped[-1])
     for opening, closing in _PAIRS:
         if stripped.count(opening) != stripped.count(closing):
-            return f"括号或引号不成对：{opening}{closing} (unbalanced {opening}{closing})"
+            return _("括号或引号不成对：%(pair)s", pair=opening + closing)
     if stripped.count('"') % 2:
-        return '引号不成对 (unbalanced ")'
+        return _("引号不成对：%(quote)s", quote='"')
     return None
 
 
@@ -238,10 +239,10 @@ def _pair_problems(mapping: dict[Any, Any], loc: tuple[Any, ...]) -> Iterator[st
             continue
         other = key[:-2] + "en"
         if other not in keys:
-            yield f"{_path((*loc, other))}: 缺少英文对应项 (missing the English text of {key})"
+            yield f"{_path((*loc, other))}: " + _("缺少英文对应项")
         for name in (key, other) if other in keys else (key,):
             value = mapping.get(name)
-            problem = text_problem(value) if isinstance(value, str) else "须为文字 (must be text)"
+            problem = text_problem(value) if isinstance(value, str) else _("须为文本")
             if problem:
                 yield f"{_path((*loc, name))}: {problem}"
 
@@ -255,10 +256,7 @@ def _stray_keys(mapping: dict[Any, Any], loc: tuple[Any, ...]) -> Iterator[str]:
     texts = _has_text(mapping)
     for key, value in mapping.items():
         if value is None and isinstance(key, str) and (texts or " " in key.strip()):
-            yield (
-                f"{_path((*loc, key))}: 像是在逗号处被截断的文字的后半句；含逗号的文字请加引号 "
-                "(looks like the rest of a text cut at a comma; quote texts that contain commas)"
-            )
+            yield (f"{_path((*loc, key))}: " + _("像是在逗号处被截断的文字的后半句；含逗号的文字请加引号"))
 
 
 def text_problems(document: Any, loc: tuple[Any, ...] = ()) -> Iterator[str]:

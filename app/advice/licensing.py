@@ -150,14 +150,15 @@ def idc_licences(licences: Iterable[LicenceFacts], today: date) -> list[LicenceF
     idc = [lic for lic in valid if IDC_ITEM in lic.business_items]
     if idc:
         return idc
-    items = "、".join(sorted({item for lic in valid for item in lic.business_items})) or "无"
+    items = sorted({item for lic in valid for item in lic.business_items})
     return Coverage(
         False,
         Reason(
             "licence.no_b11",
-            f"有效许可证只含 {items}，没有 B11 互联网数据中心业务；B2 类业务不能出租服务器或云主机",
-            f"the licences in force list only {items}, without B11 (IDC); B2 items do not cover renting "
-            "servers or cloud hosts",
+            f"有效许可证只含 {'、'.join(items) or '无'}，没有 B11 互联网数据中心业务；"
+            "B2 类业务不能出租服务器或云主机",
+            f"the licences in force list only {', '.join(items) or 'none'}, without B11 (IDC); "
+            "B2 items do not cover renting servers or cloud hosts",
         ),
     )
 

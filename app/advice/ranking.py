@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from app.advice import cities, sizing
@@ -30,12 +31,13 @@ from app.advice.facts import (
     OfferFacts,
     ProviderFacts,
 )
-from app.advice.knowledge import assumptions, benchmark_ratios, load
+from app.advice.knowledge import assumptions, benchmark_thresholds, load
 from app.advice.licensing import Coverage, check_coverage, idc_licences
 from app.advice.numbers import fmt
 from app.advice.reasons import Reason, Texts
 from app.advice.requirements import Needs, latency_constants, network_constants, storage_name
 from app.advice.sizing import MonthlyCost, monthly_cost, sync_seconds
+from benchmarks.compare import Verdict, model_key, ratio_verdict
 
 
 class Figure(NamedTuple):
@@ -309,6 +311,7 @@ class ConstraintSpec:
     key: OfferKey | None = None
     sets: tuple[str, ...] = ()
     reads_measurements: bool = False
+    measured_only: bool = False  # adds nothing to an offer without measurements
 
 
 CONSTRAINT_SPECS: dict[str, ConstraintSpec] = {}
@@ -318,7 +321,12 @@ CONSTRAINT_SPECS: dict[str, ConstraintSpec] = {}
 # once per distinct key and shared, the attributes named in `sets` included. A constraint that
 # `reads_measurements` is shared only among offers without measured figures.
 def constraint(
-    name: str, *, key: OfferKey | None = None, sets: tuple[str, ...] = (), reads_measurements: bool = False
+    name: str,
+    *,
+    key: OfferKey | None = None,
+    sets: tuple[str, ...] = (),
+    reads_measurements: bool = False,
+    measured_only: bool = False,
 ) -> Callable[[Constraint], Constraint]:
     """Register a hard constraint; it calls assessment.exclude() / .mark() (see the note above)."""
 
@@ -326,7 +334,7 @@ def constraint(
         if name in CONSTRAINTS:
             raise ValueError(f"constraint {name!r} is registered twice")
         CONSTRAINTS[name] = check
-        CONSTRAINT_SPECS[name] = ConstraintSpec(key, sets, reads_measurements)
+        CONSTRAINT_SPECS[name] = ConstraintSpec(key, sets, reads_measurements, measured_only)
         return check
 
     return decorator
@@ -371,10 +379,12 @@ class Outcome:
 
     @classmethod
     def record(cls, check: Constraint, offer: OfferFacts, ctx: Context, sets: tuple[str, ...]) -> Outcome:
-        """Run `check` on a blank assessment of `offer` and keep what it added."""
+        """Run `check` on a blank assessment of `offer` and keep what it added (EMPTY: nothing)."""
         blank = Assessment(offer)
         check(blank, ctx)
         values = tuple((name, getattr(blank, name)) for name in sets)
+        if not (blank.excluded or blank.marks or blank.verify or blank.confirm or values):
+            return EMPTY
         return cls(blank.excluded, blank.marks, blank.verify, blank.confirm, values)
 
     def apply(self, a: Assessment) -> None:
@@ -391,19 +401,25 @@ class Outcome:
             setattr(a, name, value)
 
 
+EMPTY = Outcome((), (), (), (), ())  # what most checks add to most offers
+
+
 # ---------------------------------------------------------------- shared lookups
-def _norm_gpu(text: str) -> str:
-    return "".join(text.upper().split())
-
-
 def gpu_preference_rank(needs: Needs, gpu_model: str) -> int | None:
-    """Position of the offer's GPU in the buyer's preference list (0 = first), or None."""
-    model = _norm_gpu(gpu_model)
-    for index, wanted in enumerate(needs.gpu_models):
-        key = _norm_gpu(wanted)
-        if model == key or model.startswith(key):
-            return index
-    return None
+    """Position of the offer's GPU in the buyer's preference list (0 = first), or None.
+
+    `gpu_model` is a registry spelling ("H100") or what a trial measured ("NVIDIA H100 80GB HBM3", several
+    names joined by ", "): every name must be a preferred model, and the least preferred one counts.
+    """
+    wanted = [model_key(name) for name in needs.gpu_models]
+    worst = None
+    for name in gpu_model.split(", "):
+        key = model_key(name)
+        rank = next((index for index, want in enumerate(wanted) if key.startswith(want)), None)
+        if rank is None:
+            return None
+        worst = rank if worst is None else max(worst, rank)
+    return worst
 
 
 def datacenter_city(offer: OfferFacts) -> tuple[cities.City | None, bool]:
@@ -487,7 +503,7 @@ def provider_constraint(name: str) -> Callable[[ProviderConstraint], ProviderCon
 
 
 @constraint(
-    "provider", key=lambda o: (o.provider.id, o.datacenter_province, o.offer_kind), sets=("coverage",)
+    "provider", key=attrgetter("provider.id", "datacenter_province", "offer_kind"), sets=("coverage",)
 )
 def _provider(a: Assessment, ctx: Context) -> None:
     offer = a.offer
@@ -602,7 +618,7 @@ def _unrecorded(key: str, zh: str, en: str) -> Reason:
     )
 
 
-@constraint("gpu", key=lambda o: (o.gpus_per_node, o.gpu_model, o.gpu_memory_gb), reads_measurements=True)
+@constraint("gpu", key=attrgetter("gpus_per_node", "gpu_model", "gpu_memory_gb"), reads_measurements=True)
 def _gpu(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
     have, have_source = (
@@ -694,7 +710,7 @@ def _effective_intranet(offer: OfferFacts, ctx: Context) -> tuple[Any, str, floa
 
 @constraint(
     "intranet",
-    key=lambda o: (o.rdma_type, o.rdma_gbps, o.intranet_gbps),
+    key=attrgetter("rdma_type", "rdma_gbps", "intranet_gbps"),
     sets=("effective_gbps", "sync_s"),
     reads_measurements=True,
 )
@@ -787,7 +803,7 @@ def _checkpoint_texts(needs: Needs, write: float, source: str) -> tuple[str, str
 
 @constraint(
     "storage",
-    key=lambda o: (o.storage_type, o.nominal_iops, o.storage_capacity_gb),
+    key=attrgetter("storage_type", "nominal_iops", "storage_capacity_gb"),
     reads_measurements=True,
 )
 def _storage(a: Assessment, ctx: Context) -> None:
@@ -873,7 +889,7 @@ BANDWIDTH_TEXTS = {
 }
 
 
-@constraint("bandwidth", key=lambda o: o.bandwidth_type, reads_measurements=True)
+@constraint("bandwidth", key=attrgetter("bandwidth_type"), reads_measurements=True)
 def _bandwidth(a: Assessment, ctx: Context) -> None:
     offer = a.offer
     claimed = None if offer.bandwidth_type == "unknown" else offer.bandwidth_type
@@ -972,7 +988,7 @@ def _place(offer: OfferFacts, ctx: Context) -> Place:
 
 @constraint(
     "latency",
-    key=lambda o: (o.datacenter_city, o.datacenter_province),
+    key=attrgetter("datacenter_city", "datacenter_province"),
     sets=("city", "office_rtt_ms", "user_rtt_ms", "rtt_figure"),
 )
 def _latency(a: Assessment, ctx: Context) -> None:
@@ -990,7 +1006,7 @@ def _latency(a: Assessment, ctx: Context) -> None:
 
 
 @constraint(
-    "budget", key=lambda o: (o.price_month_cny, o.price_gpu_hour_cny, o.gpus_per_node), sets=("cost",)
+    "budget", key=attrgetter("price_month_cny", "price_gpu_hour_cny", "gpus_per_node"), sets=("cost",)
 )
 def _budget(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
@@ -1024,7 +1040,7 @@ def _over_budget_texts(value: float, budget: float) -> tuple[str, str]:
     )
 
 
-# Measured figures compared with the claim: (key, the claim, which ratio thresholds apply).
+# Measured figures compared with the claim: (key, the claim, the Thresholds fields <kind>_pass, <kind>_warn).
 BELOW_CLAIM: tuple[tuple[str, Callable[[OfferFacts], Any], str], ...] = (
     ("intranet_gbps", lambda o: o.intranet_gbps, "bandwidth"),
     ("public_mbps", lambda o: o.public_mbps, "bandwidth"),
@@ -1045,7 +1061,7 @@ VERIFY_ITEMS = {
 }
 
 
-@constraint("evidence")
+@constraint("evidence", measured_only=True)
 def _evidence(a: Assessment, ctx: Context) -> None:
     measurements = a.offer.measurements
     if not measurements:
@@ -1062,10 +1078,13 @@ def _evidence(a: Assessment, ctx: Context) -> None:
         if measured is None or not claimed or measured.source not in (MEASURED, VERIFIED):
             continue
         ratio = float(measured.value) / float(claimed)
-        pass_at, warn_at = ctx.evidence["ratios"][kind]
-        if ratio >= pass_at:
+        thresholds = ctx.evidence["thresholds"]
+        outcome = ratio_verdict(
+            ratio, getattr(thresholds, f"{kind}_pass"), getattr(thresholds, f"{kind}_warn")
+        )
+        if outcome == Verdict.passed:
             continue
-        verdict = "warn" if ratio >= warn_at else "fail"
+        verdict = outcome.value
         a.penalty *= float(ctx.evidence["below_claim_factor"][verdict])
         a.note(
             Reason(
@@ -1132,7 +1151,7 @@ def _cost_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("gpu", key=lambda a: a.offer.gpu_model)
+@criterion("gpu", key=attrgetter("offer.gpu_model"))
 def _gpu_score(a: Assessment, ctx: Context) -> float:
     needs = ctx.needs
     if not needs.gpu_models:
@@ -1199,7 +1218,7 @@ def _intranet_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("storage", key=lambda a: (a.offer.storage_type, a.offer.nominal_iops), reads_measurements=True)
+@criterion("storage", key=attrgetter("offer.storage_type", "offer.nominal_iops"), reads_measurements=True)
 def _storage_score(a: Assessment, ctx: Context) -> float:
     needs, offer = ctx.needs, a.offer
     parts = [needs.storage_fit.get(storage_kind(offer), 0.0)]
@@ -1227,7 +1246,7 @@ def _storage_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("latency", key=lambda a: (a.offer.datacenter_city, a.offer.datacenter_province))
+@criterion("latency", key=attrgetter("offer.datacenter_city", "offer.datacenter_province"))
 def _latency_score(a: Assessment, ctx: Context) -> float:
     needs = ctx.needs
     if a.city is None:
@@ -1272,7 +1291,7 @@ def _bandwidth_kind(offer: OfferFacts) -> str:
     return best(offer, "bandwidth_type", claimed)[0] or "unknown"
 
 
-@criterion("bandwidth", key=lambda a: a.offer.bandwidth_type, reads_measurements=True)
+@criterion("bandwidth", key=attrgetter("offer.bandwidth_type"), reads_measurements=True)
 def _bandwidth_score(a: Assessment, ctx: Context) -> float:
     return float(ctx.scoring["bandwidth_type_score"][_bandwidth_kind(a.offer)])
 
@@ -1290,7 +1309,7 @@ def _bandwidth_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("compliance", key=lambda a: a.offer.provider.id)
+@criterion("compliance", key=attrgetter("offer.provider.id"))
 def _compliance_score(a: Assessment, ctx: Context) -> float:
     provider = a.offer.provider
     has_iso = 0.5 if provider.iso27001 else 0.0
@@ -1310,7 +1329,7 @@ def _compliance_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("credentials", key=lambda a: a.offer.provider.id)
+@criterion("credentials", key=attrgetter("offer.provider.id"))
 def _credentials_score(a: Assessment, ctx: Context) -> float:
     provider = a.offer.provider
     settings = ctx.scoring["credentials"]
@@ -1344,7 +1363,7 @@ def _credentials_reason(a: Assessment, ctx: Context) -> Reason:
 TRANSPARENCY_VALUES = {True: 0.5, None: 0.25, False: 0.0}
 
 
-@criterion("transparency", key=lambda a: a.offer.provider.id)
+@criterion("transparency", key=attrgetter("offer.provider.id"))
 def _transparency_score(a: Assessment, ctx: Context) -> float:
     provider = a.offer.provider
     return TRANSPARENCY_VALUES[provider.discloses_network] + TRANSPARENCY_VALUES[provider.discloses_storage]
@@ -1384,7 +1403,7 @@ def evidence_settings() -> dict[str, Any]:
         "estimate_exclude_margin": float(settings["estimate_exclude_margin"]["value"]),
         "stale_factor": float(load("scoring")["evidence"]["stale_factor"]),
         "below_claim_factor": load("scoring")["evidence"]["below_claim_factor"],
-        "ratios": benchmark_ratios(),
+        "thresholds": benchmark_thresholds(),
     }
 
 
@@ -1435,25 +1454,33 @@ def _rank(offers: list[OfferFacts], needs: Needs, today: date) -> list[Assessmen
         evidence=evidence,
         stale_before=today - timedelta(days=int(evidence["stale_after_days"])),
     )
-    # (check, key, what it sets, reads measurements, its verdicts by key) per constraint, in order
+    # (check, key, what it sets, reads measurements, its verdicts by key) per constraint, in order. Each
+    # constraint goes over every offer before the next one (about a fifth faster than offer by offer: its
+    # verdicts and code stay hot); every offer still gets the constraints' reasons in their order. A verdict
+    # that adds nothing is EMPTY; a constraint of measured offers only skips the others.
     plan = [
         (check, spec.key, spec.sets, spec.reads_measurements, {})
         for check, spec in zip(CONSTRAINTS.values(), CONSTRAINT_SPECS.values(), strict=True)
     ]
-    assessments = []
-    for offer in offers:
-        a = Assessment(offer)
-        measured = bool(offer.measurements)
-        for check, key_of, sets, reads_measurements, verdicts in plan:
-            if key_of is None or (measured and reads_measurements):
+    assessments = list(map(Assessment, offers))
+    has_measurements = [bool(offer.measurements) for offer in offers]
+    for (check, key_of, sets, reads_measurements, verdicts), spec in zip(
+        plan, CONSTRAINT_SPECS.values(), strict=True
+    ):
+        if key_of is None:
+            for a, has in zip(assessments, has_measurements, strict=True):
+                if has or not spec.measured_only:
+                    check(a, ctx)
+            continue
+        for a, key, has in zip(assessments, map(key_of, offers), has_measurements, strict=True):
+            if has and reads_measurements:
                 check(a, ctx)
                 continue
-            key = key_of(offer)
             outcome = verdicts.get(key)
             if outcome is None:
-                outcome = verdicts[key] = Outcome.record(check, offer, ctx, sets)
-            outcome.apply(a)
-        assessments.append(a)
+                outcome = verdicts[key] = Outcome.record(check, a.offer, ctx, sets)
+            if outcome is not EMPTY:
+                outcome.apply(a)
     eligible = [a for a in assessments if not a.excluded]
     costs = [a.cost.value for a in eligible if a.cost and a.cost.value]
     ctx.cheapest = min(costs) if costs else None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from app.advice import cities, sizing
-from app.advice.answers import Answers, DataSource, WorkloadKind
+from app.advice.answers import Answers, DataSource, Unanswered, WorkloadKind, provisional
 from app.advice.knowledge import assumptions, load
 from app.advice.numbers import fmt, hours_text
 
@@ -444,3 +445,40 @@ def compute_needs(answers: Answers) -> Needs:
     _storage(answers, needs, out)
     needs.quantities = out
     return needs
+
+
+# ---------------------------------------------------------------- previews of a questionnaire in progress
+def _scratch_needs(kind: WorkloadKind) -> Needs:
+    """A Needs to collect quantities into, for answers that are not complete yet."""
+    required = {
+        item.name: None
+        for item in dataclasses.fields(Needs)
+        if item.default is dataclasses.MISSING and item.default_factory is dataclasses.MISSING
+    }
+    return Needs(**{**required, "kind": kind})
+
+
+def preview(raw: dict[str, Any]) -> dict[str, Quantity]:
+    """The quantities the answers given so far already fix, by key, worked out as the result page does.
+
+    `raw` may be incomplete: each part of the arithmetic that reads an unanswered field is left out.
+    """
+    answers = provisional(raw)
+    try:
+        kind = answers.kind
+    except Unanswered:
+        return {}
+    out: list[Quantity] = []
+    for part in (_cost, _network, _upload, _latency, _storage):
+        try:
+            part(answers, _scratch_needs(kind), out)
+        except (Unanswered, TypeError, ValueError, ZeroDivisionError):
+            continue
+    return {quantity.key: quantity for quantity in out}
+
+
+def storage_types_writing(write_mb_s: float) -> list[str]:
+    """Storage types whose typical sustained write rate reaches `write_mb_s`, fastest first."""
+    typical = assumptions()["storage"]["typical"]
+    fast_first = sorted(typical, key=lambda name: -float(typical[name]["write_mb_s"]))
+    return [name for name in fast_first if float(typical[name]["write_mb_s"]) >= write_mb_s]

@@ -15,6 +15,11 @@ def gradient_bytes(parameters: float, bytes_per_gradient: float) -> float:
     return parameters * bytes_per_gradient
 
 
+def weight_bytes(parameters: float, bytes_per_parameter: float) -> float:
+    """Bytes of the model's weights: parameters x bytes per element (the gradient formula, one copy)."""
+    return gradient_bytes(parameters, bytes_per_parameter)
+
+
 def ring_factor(nodes: int) -> float:
     """Share of the gradient each node sends (and receives) in a ring all-reduce: 2(N-1)/N."""
     if nodes < 1:

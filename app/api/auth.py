@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import g, request
+from flask_babel import gettext as _
 
 from app.api.errors import ApiError
 from app.auth import act_as, has_role
@@ -23,22 +24,19 @@ def _unauthorized(message: str, *, invalid: bool) -> ApiError:
 def bearer_user() -> User:
     """The active user named by the Authorization: Bearer header, or a 401."""
     header = request.headers.get("Authorization", "")
-    scheme, _, token = header.strip().partition(" ")
+    scheme, _space, token = header.strip().partition(" ")
     token = token.strip()
     if not header:
         raise _unauthorized(
-            "需要 API 令牌：请发送 Authorization: Bearer <令牌> (send Authorization: Bearer <token>)",
+            _("需要 API 令牌：请发送 Authorization: Bearer <令牌>"),
             invalid=False,
         )
     if scheme.lower() != "bearer" or not token:
-        raise _unauthorized(
-            "Authorization 头格式应为 Bearer <令牌> (expected the Bearer scheme with a token)", invalid=True
-        )
+        raise _unauthorized(_("Authorization 头格式应为 Bearer <令牌>"), invalid=True)
     user = user_for_token(get_session(), token=token)
     if user is None:
         raise _unauthorized(
-            "API 令牌无效、已过期、已吊销或账户已停用，请用 `flask users token` 重新生成 "
-            "(token unknown, expired, revoked or user inactive)",
+            _("API 令牌无效、已过期、已吊销或账户已停用，请用 `flask users token` 重新生成"),
             invalid=True,
         )
     return user
@@ -57,8 +55,11 @@ def authenticate(role: Role | None) -> None:
             [
                 FieldError(
                     "",
-                    f"此操作需要 {role.value} 或更高角色，你的角色是 {Role(user.role).value} "
-                    f"(this needs role {role.value} or higher; yours is {Role(user.role).value})",
+                    _(
+                        "此操作需要 %(needed)s 或更高角色，你的角色是 %(yours)s",
+                        needed=role.value,
+                        yours=Role(user.role).value,
+                    ),
                 )
             ],
         )

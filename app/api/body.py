@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from flask import request
+from flask_babel import gettext as _
 
 from app.api.errors import ApiError
 from app.limits import MAX_ID, depth_message, parse_id, too_deep
@@ -44,37 +45,31 @@ def json_object() -> dict[str, Any]:
     mimetype = request.mimetype
     if mimetype != "application/json" and not mimetype.endswith("+json"):
         raise _bad_request(
-            f"Content-Type 须为 application/json，收到的是 {mimetype or '(无)'} "
-            "(send the body as JSON with Content-Type: application/json)"
+            _("Content-Type 须为 application/json，收到的是 %(got)s", got=mimetype or _("（无）"))
         )
     request.max_content_length = MAX_BODY_BYTES
     raw = request.get_data(cache=True)
     if not raw.strip():
-        raise _bad_request("请求体为空，须为 JSON 对象 (the body is empty; send a JSON object)")
+        raise _bad_request(_("请求体为空，须为 JSON 对象"))
     try:
         data = json.loads(raw, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise _bad_request(
-            f"JSON 格式错误：第 {exc.lineno} 行第 {exc.colno} 列，{exc.msg} "
-            f"(malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg})"
+            _("JSON 格式错误：第 %(line)s 行第 %(column)s 列", line=exc.lineno, column=exc.colno)
         ) from None
     except RecursionError:
         raise _bad_request(depth_message()) from None
-    except ValueError as exc:
+    except ValueError:
         # Bad UTF-8, NaN/Infinity, numbers with too many digits.
-        raise _bad_request(f"JSON 无法解析 (malformed JSON: {exc})") from None
+        raise _bad_request(_("JSON 无法解析：编码须为 UTF-8，数字须为有限值")) from None
     deep = too_deep(data)
     if deep is not None:
         raise ApiError(400, [FieldError(field_path(deep), depth_message())])
     if not isinstance(data, dict):
-        raise _bad_request(
-            f"请求体须为 JSON 对象，收到的是 {type(data).__name__} (the body must be a JSON object)"
-        )
+        raise _bad_request(_("请求体须为 JSON 对象，收到的是 %(got)s", got=type(data).__name__))
     nul = _nul_fields(data)
     if nul:
-        raise ApiError(
-            422, [FieldError(name, "不能包含空字符 NUL (must not contain NUL characters)") for name in nul]
-        )
+        raise ApiError(422, [FieldError(name, _("不能包含空字符 NUL")) for name in nul])
     return data
 
 
@@ -94,11 +89,7 @@ def if_match_version() -> str | None:
     if len(values) != 1:
         raise ApiError(
             422,
-            [
-                FieldError(
-                    "If-Match", '须为一个版本号，如 If-Match: "3" (must name exactly one version, e.g. "3")'
-                )
-            ],
+            [FieldError("If-Match", _('须为一个版本号，如 If-Match: "3"'))],
         )
     value = next(iter(values))
     if not _is_version(value):
@@ -107,8 +98,7 @@ def if_match_version() -> str | None:
             [
                 FieldError(
                     "If-Match",
-                    f'版本号须为 1-{MAX_ID} 的整数，如 "3" '
-                    f'(version must be an integer from 1 to {MAX_ID}, got "{value[:20]}")',
+                    _('版本号须为 1-%(most)s 的整数，如 "3"，收到 "%(got)s"', most=MAX_ID, got=value[:20]),
                 )
             ],
         )

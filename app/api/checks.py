@@ -6,6 +6,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from flask import Response, jsonify
+from flask_babel import gettext as _
 from pydantic import BaseModel
 
 from app.api import bp
@@ -95,7 +96,7 @@ def latest_check_run(provider_id: int) -> Response:
     get_provider(session, provider_id=provider_id)
     run = checks.latest_check(session, provider_id=provider_id)
     if run is None:
-        raise NotFound("该供应商尚未核查 (provider never checked)", field="provider_id")
+        raise NotFound(_("该供应商尚未核查"), field="provider_id")
     stored = checks.run_findings(session, check_run_id=run.id)
     return jsonify({**_summary(run), "findings": [checks.finding_dict(finding) for finding in stored]})
 

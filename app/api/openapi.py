@@ -165,7 +165,12 @@ def build_document(prefix: str) -> dict[str, Any]:
             "version": "1",
             "description": "GPU 算力供应商审查：供应商登记的 JSON 接口。错误统一为 "
             '{"errors": [{"field": ..., "message": ...}]}。令牌：flask --app wsgi users token NAME '
-            "(JSON API of the gpuvet provider registry; one error shape; tokens from the CLI).",
+            "(JSON API of the gpuvet provider registry; one error shape; tokens from the CLI).\n\n"
+            "错误信息的语言：会话中用切换按钮选过的语言优先；"
+            "否则按请求头 Accept-Language 在 zh 与 en 中择优；都没有时为 zh。每条 message 只用一种语言 "
+            "(message language: the language chosen in the session first; otherwise the best of zh and en "
+            "from the Accept-Language header; zh by default. Each message is in one language only, e.g. "
+            "send `Accept-Language: en` for English messages).",
         },
         "servers": [{"url": prefix}],
         "tags": TAGS,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, g, jsonify, request, url_for
+from flask_babel import gettext as _
 
 from app.api import bp
 from app.api.body import if_match_version as _if_match
@@ -59,7 +60,7 @@ def _provider_response(provider: Provider, status: int = 200, *, with_verdict: b
 def _version_mismatch() -> ApiError:
     return ApiError(
         422,
-        [FieldError("If-Match", "If-Match 与 version 给出的版本号不一致 (If-Match and version disagree)")],
+        [FieldError("If-Match", _("If-Match 与 version 给出的版本号不一致"))],
     )
 
 
@@ -149,9 +150,10 @@ def _require_admin_to_remove(provider_id: int, patch: dict[str, Any]) -> None:
             errors.append(
                 FieldError(
                     collection,
-                    f"此列表会删除已有记录 {dropped}，删除需要 admin 角色；请在列表中保留它们（带 id）"
-                    f" (this list would delete existing records {dropped}; deleting needs the admin role:"
-                    " keep them in the list with their id)",
+                    _(
+                        "此列表会删除已有记录 %(ids)s，删除需要 admin 角色；请在列表中保留它们（带 id）",
+                        ids=", ".join(str(record_id) for record_id in dropped),
+                    ),
                 )
             )
     if errors:
@@ -187,8 +189,7 @@ def update_provider(provider_id: int) -> Response:
                 [
                     FieldError(
                         "version",
-                        '缺少版本号：请在请求体中给出 version，或发送 If-Match: "<版本号>" '
-                        "(version is required: put it in the body or send If-Match)",
+                        _('缺少版本号：请在请求体中给出 version，或发送 If-Match: "<版本号>"'),
                     )
                 ],
             )

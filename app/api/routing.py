@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Blueprint, request
+from flask_babel import gettext as _
 from pydantic import BaseModel
 
 from app.api.auth import authenticate
@@ -77,17 +78,14 @@ def _check_query(model: type[BaseModel] | None) -> None:
     accepted = set(model.model_fields) if model is not None else set()
     unknown = sorted(set(request.args) - accepted)
     if unknown:
-        allowed = ", ".join(sorted(accepted)) or "无 (none)"
+        allowed = ", ".join(sorted(accepted)) or _("无")
         raise ApiError(
             422,
-            [
-                FieldError(name, f"不支持的查询参数；可用：{allowed} (unknown query parameter)")
-                for name in unknown
-            ],
+            [FieldError(name, _("不支持的查询参数；可用：%(allowed)s", allowed=allowed)) for name in unknown],
         )
     for name, value in request.args.items(multi=True):
         if "\x00" in value:
-            raise ApiError(422, [FieldError(name, "不能包含空字符 NUL (must not contain NUL characters)")])
+            raise ApiError(422, [FieldError(name, _("不能包含空字符 NUL"))])
 
 
 def api_route(

@@ -19,7 +19,7 @@ class ErrorItem(BaseModel):
     """One problem: the field it concerns ("" for the request as a whole) and what is accepted."""
 
     field: str = Field(description='出错的字段，如 "offers[0].gpus_per_node"；"" 表示整个请求')
-    message: str = Field(description="中文说明（English in brackets）")
+    message: str = Field(description="说明，只用一种语言：会话所选，否则按 Accept-Language (one language)")
 
 
 class ErrorResponse(BaseModel):

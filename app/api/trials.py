@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from flask import Response, current_app, g, jsonify, url_for
+from flask_babel import gettext as _
 from pydantic import BaseModel, Field
 
 from app.api import bp
@@ -206,10 +207,10 @@ def start_bench_run(server_id: int) -> Response:
     body = json_object()
     unknown = sorted(set(body) - {"suite", "params"})
     if unknown:
-        raise InvalidInput([FieldError(name, "不认识的字段 (unknown field)") for name in unknown])
+        raise InvalidInput([FieldError(name, _("不认识的字段")) for name in unknown])
     params = body.get("params") or {}
     if not isinstance(params, dict):
-        raise InvalidInput("须为对象 (must be an object)", field="params")
+        raise InvalidInput(_("须为对象"), field="params")
     run = bench_runs.start_run(
         get_session(),
         server_id=server_id,

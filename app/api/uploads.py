@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, g, jsonify, request, url_for
+from flask_babel import gettext as _
 from pydantic import BaseModel, Field
 
 from app.api import bp
@@ -63,8 +64,8 @@ def _json_input() -> dict[str, Any]:
     body = json_object()
     unknown = sorted(set(body) - set(FIELDS))
     wrong = [name for name in FIELDS if body.get(name) is not None and not isinstance(body[name], str)]
-    problems = [FieldError(name, "不认识的字段 (unknown field)") for name in unknown]
-    problems += [FieldError(name, "须为文本 (must be a string)") for name in wrong]
+    problems = [FieldError(name, _("不认识的字段")) for name in unknown]
+    problems += [FieldError(name, _("须为文本")) for name in wrong]
     if problems:
         raise InvalidInput(problems)
     return {name: body.get(name) for name in FIELDS}

@@ -77,6 +77,7 @@ class LookupState(StrEnum):
     checking = "checking"  # answer submitted, job asking the system
     completed = "completed"
     failed = "failed"
+    manual = "manual"  # recorded by hand by an analyst (with a screenshot as evidence)
 
 
 class Lookup(SQLModel, table=True):

@@ -8,6 +8,7 @@ import unicodedata
 from typing import Annotated, Any, Union, get_args, get_origin
 from urllib.parse import urlsplit
 
+from flask_babel import gettext as _
 from pydantic import BeforeValidator, Field
 
 from app.limits import MAX_ID
@@ -45,7 +46,7 @@ def split_list(value: Any) -> Any:
         return [part for part in _LIST_SPLIT.split(text) if part]
     if not isinstance(value, (list, tuple)):
         # ValueError (not TypeError) so pydantic reports it against the field instead of crashing.
-        raise ValueError("须为列表或以逗号分隔的文本 (must be a list or comma-separated text)")
+        raise ValueError(_("须为列表或以逗号分隔的文本"))
     return value
 
 
@@ -58,16 +59,14 @@ def resolve_province_name(value: Any) -> Any:
         return value
     province = resolve_province(value)
     if province is None:
-        raise ValueError(
-            "未知省份：请填写省级行政区名称、简称或两位代码，如“广东”“粤”或“44” (unknown province)"
-        )
+        raise ValueError(_("未知省份：请填写省级行政区名称、简称或两位代码，如“广东”“粤”或“44”"))
     return province.name
 
 
 def reject_bool(value: Any) -> Any:
     """Refuse true/false where a number is expected (pydantic would read them as 1 and 0)."""
     if isinstance(value, bool):
-        raise ValueError("须为数字，不能是 true/false (must be a number, not true or false)")
+        raise ValueError(_("须为数字，不能是 true/false"))
     return value
 
 
@@ -88,8 +87,8 @@ def number_fields(model: Any) -> tuple[str, ...]:
 RecordId = Annotated[int, BeforeValidator(reject_bool), Field(ge=1, le=MAX_ID)]
 
 
-def _bad_website(zh: str, en: str) -> ValueError:
-    return ValueError(f"网址须为 http:// 或 https:// 链接，{zh} (must be an http(s) URL: {en})")
+def _bad_website(problem: str) -> ValueError:
+    return ValueError(_("网址须为 http:// 或 https:// 链接：%(problem)s", problem=problem))
 
 
 def website_url(value: Any) -> Any:
@@ -98,15 +97,15 @@ def website_url(value: Any) -> Any:
         return value
     if "://" not in value:
         if _SCHEME.match(value):
-            raise _bad_website("不接受其他协议", "no other scheme")
+            raise _bad_website(_("不接受其他协议"))
         value = "https://" + value
     parts = urlsplit(value)
     if parts.scheme.lower() not in _WEB_SCHEMES:
-        raise _bad_website("不接受其他协议", "no other scheme")
+        raise _bad_website(_("不接受其他协议"))
     try:
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number
     except ValueError:
-        raise _bad_website("端口须为数字", "the port must be a number") from None
+        raise _bad_website(_("端口须为数字")) from None
     if not parts.hostname or "@" in parts.netloc or not _HOST.match(parts.netloc) or " " in value:
-        raise _bad_website("须有主机名，且不含空格或用户名", "a host name, no spaces or user name")
+        raise _bad_website(_("须有主机名，且不含空格或用户名"))
     return value

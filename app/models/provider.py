@@ -5,6 +5,7 @@ from datetime import UTC, date, datetime
 from typing import Any, Optional
 
 import sqlalchemy as sa
+from flask_babel import gettext as _
 from pydantic import EmailStr, ValidationInfo, field_validator, model_validator
 from sqlmodel import JSON, Column, Field, Relationship, SQLModel
 
@@ -86,7 +87,7 @@ class ProviderBase(_Clean):
         try:
             EmailStr._validate(value)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - any parse failure is the same user error
-            raise ValueError("邮箱格式不正确，如 name@example.com (not a valid e-mail address)") from None
+            raise ValueError(_("邮箱格式不正确，如 name@example.com")) from None
         return value
 
 
@@ -139,7 +140,11 @@ class LicenceBase(_Clean):
         unknown = [item for item in items if item not in BUSINESS_ITEMS]
         if unknown:
             raise ValueError(
-                f"未知业务代码 {', '.join(unknown)}；可填 {', '.join(BUSINESS_ITEMS)} (unknown business item)"
+                _(
+                    "未知业务代码 %(unknown)s；可填 %(known)s",
+                    unknown=", ".join(unknown),
+                    known=", ".join(BUSINESS_ITEMS),
+                )
             )
         return sorted(set(items))
 
@@ -153,7 +158,7 @@ class LicenceBase(_Clean):
     def _dates(cls, value: Optional[date], info: ValidationInfo) -> Optional[date]:
         issued = info.data.get("issued_on")
         if value and issued and value < issued:
-            raise ValueError("有效期截止日早于发证日期 (must not be before issued_on)")
+            raise ValueError(_("有效期截止日早于发证日期"))
         return value
 
 
@@ -199,14 +204,14 @@ class CertificationBase(_Clean):
     @classmethod
     def _name(cls, value: Optional[str], info: ValidationInfo) -> Optional[str]:
         if info.data.get("kind") == CertificationKind.other and not value:
-            raise ValueError("“其他”类认证须填写名称 (required when kind is other)")
+            raise ValueError(_("“其他”类认证须填写名称"))
         return value
 
     @field_validator("level")
     @classmethod
     def _level(cls, value: Optional[int], info: ValidationInfo) -> Optional[int]:
         if info.data.get("kind") == CertificationKind.dengbao and value is None:
-            raise ValueError("等保认证须填写级别 1-5 (required when kind is dengbao)")
+            raise ValueError(_("等保认证须填写级别 1-5"))
         return value
 
 
@@ -272,7 +277,7 @@ class OfferBase(_Clean):
     @classmethod
     def _rdma(cls, value: Optional[float], info: ValidationInfo) -> Optional[float]:
         if info.data.get("rdma_type") == RdmaType.none and value:
-            raise ValueError("未选择 RDMA 类型却填写了 RDMA 带宽 (needs rdma_type roce or infiniband)")
+            raise ValueError(_("未选择 RDMA 类型却填写了 RDMA 带宽：请选择 RoCE 或 InfiniBand"))
         return value
 
 

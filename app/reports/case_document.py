@@ -9,6 +9,8 @@ from app.reports.document import figures, fmt_number, when_text
 from app.reports.labels import Labels
 
 ANSWER_ORDER = ("workload", "compute", "model", "data", "site", "users", "checkpoint", "budget", "compliance")
+# Answer fields whose values are codes, and the label group (app.reports.labels.VALUES) that names them.
+ANSWER_VALUE_GROUPS = {"source": "data_source", "batch_kind": "batch_kind"}
 MAX_RANKED = 10  # eligible offers listed in full; the rest are counted
 SECTIONS: list[tuple[str, str]] = [
     ("answers", "sec_answers"),
@@ -21,14 +23,32 @@ SECTIONS: list[tuple[str, str]] = [
 ]
 
 
-def _answer_value(value: Any, labels: Labels) -> str:
+def _criteria(labels: Labels) -> dict[str, str]:
+    """Scoring criteria (the buyer's priorities) by key, in this language."""
+    from app.advice.knowledge import load
+
+    return {key: labels.pick(c["label_zh"], c["label_en"]) for key, c in load("scoring")["criteria"].items()}
+
+
+def answer_value_label(key: str, value: Any, labels: Labels) -> str:
+    """An answer's coded value (data source, batch kind, a priority) as words in this language."""
+    if key == "priorities":
+        return _criteria(labels).get(str(value), str(value))
+    if key in ANSWER_VALUE_GROUPS:
+        return labels.v(ANSWER_VALUE_GROUPS[key], value)
+    return str(value)
+
+
+def _answer_value(value: Any, labels: Labels, key: str = "") -> str:
     if isinstance(value, bool):
         return labels.t("yes") if value else labels.t("no")
     if isinstance(value, list):
-        return "、".join(str(item) for item in value) if value else labels.t("dash")
+        separator = "、" if labels.language == "zh" else ", "
+        shown = [answer_value_label(key, item, labels) for item in value]
+        return separator.join(shown) if shown else labels.t("dash")
     if isinstance(value, (int, float)):
         return fmt_number(value)
-    return labels.t("dash") if value in (None, "") else str(value)
+    return labels.t("dash") if value in (None, "") else answer_value_label(key, value, labels)
 
 
 def answer_rows(
@@ -43,7 +63,7 @@ def answer_rows(
             continue
         fields = []
         for key, value in values.items():
-            shown = _answer_value(value, labels)
+            shown = _answer_value(value, labels, key)
             if (section, key) == ("workload", "kind") and workload_label:
                 shown = workload_label
             fields.append((labels.v("answer_field", key), shown))
@@ -77,9 +97,16 @@ def case_charts(eligible: list[dict[str, Any]], labels: Labels) -> list[Any]:
     ]
 
 
-def evidence_rows(evidence: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """The benchmark runs and check runs the advice used, each with its date as text."""
-    runs = [{**run, "when": when_text(run.get("at"))} for run in evidence.get("runs") or []]
+def evidence_rows(evidence: dict[str, Any], labels: Labels) -> dict[str, list[dict[str, Any]]]:
+    """The benchmark runs and check runs the advice used, each with its date and figures as text."""
+    runs = [
+        {
+            **run,
+            "when": when_text(run.get("at")),
+            "figure_names": [labels.v("figure", key) for key in run.get("figures") or []],
+        }
+        for run in evidence.get("runs") or []
+    ]
     checks = [{**check, "when": when_text(check.get("at"))} for check in evidence.get("check_runs") or []]
     return {"runs": runs, "check_runs": checks}
 
@@ -116,7 +143,7 @@ def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) ->
         "checklist": advice.get("checklist") or [],
         "faq": advice.get("faq") or [],
         "assumptions": advice.get("assumptions") or [],
-        "evidence": evidence_rows(advice.get("evidence") or {}),
+        "evidence": evidence_rows(advice.get("evidence") or {}, labels),
         "nearest": advice.get("nearest_misses"),
         "figures": figures(case_charts(eligible[:MAX_RANKED], labels), labels) if eligible else [],
         "sections": [(anchor, labels.t(key)) for anchor, key in SECTIONS],

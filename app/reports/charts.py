@@ -27,7 +27,8 @@ WIDTH = 640
 LABEL_LIMIT = 34  # width (CJK counts 2) of a chart label before it is cut; the tables give the full text
 FONT = '"GV Sans", "GV Sans Full", "WenQuanYi Micro Hei", "Noto Sans CJK SC", sans-serif'
 COLOURS = ("#4f7cac", "#e39b4f", "#5aa872", "#c0566a", "#8a7bb8", "#6b8e9e", "#b8956b", "#7a7a7a")
-MIN_LINE_POINTS = 2  # a timeline of fewer points is an empty frame
+MIN_LINE_POINTS = 2  # a series of fewer points is no line: it is drawn as a marked point
+DOTS_UNTIL = 20  # series of at most this many points have their points marked (a quick run's few samples)
 _KEY = re.compile(r"^[a-z0-9][a-z0-9-]{0,40}$")
 # Elements pygal adds for its JavaScript tooltips; a static chart does not need them.
 _DROPPED_TAGS = {"script", "desc"}
@@ -87,11 +88,9 @@ class Chart:
     reference_label: str = ""
 
     def has_data(self) -> bool:
-        """Whether there is something to draw: a bar value, or a line of at least two points."""
+        """Whether there is something to draw: a bar value, or a point of a timeline (a line or a dot)."""
         if self.kind == "timeline":
-            return any(
-                sum(y is not None for _, y in series.points) >= MIN_LINE_POINTS for series in self.series
-            )
+            return any(y is not None for series in self.series for _, y in series.points)
         values = [value for series in self.series for value in series.values]
         return any(value is not None for value in values)
 
@@ -144,8 +143,15 @@ def _config(chart: Chart, height: int, **options: Any) -> dict[str, Any]:
     }
 
 
-def _with_unit(unit: str) -> Callable[[float | None], str]:
-    return lambda value: f"{number_text(value)} {unit}".strip() if value is not None else ""
+def _with_unit(unit: str) -> Callable[[Any], str]:
+    """A value formatter: '21.5 Mbit/s'; an (x, y) point of a timeline (its marked dots) shows its y."""
+
+    def text(value: Any) -> str:
+        if isinstance(value, list | tuple):
+            value = value[-1] if value else None
+        return f"{number_text(value)} {unit}".strip() if value is not None else ""
+
+    return text
 
 
 def _css(chart_id: str, dashed: list[int]) -> str:
@@ -164,6 +170,11 @@ def _local(tag: Any) -> str:
     return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
 
 
+def _has_dots(element: Any) -> bool:
+    """Whether an (overlay) element holds the marked points of a short timeline, which stay."""
+    return any(_local(node.tag) == "circle" for node in element.iter())
+
+
 def _cleaner(chart_id: str, dashed: list[int]) -> Callable[[Any], Any]:
     """An XML filter: drop scripts, comments and tooltip parts; put the compact stylesheet in place."""
 
@@ -175,7 +186,7 @@ def _cleaner(chart_id: str, dashed: list[int]) -> Callable[[Any], Any]:
                 if (
                     child.tag is ET.Comment
                     or _local(child.tag) in _DROPPED_TAGS
-                    or classes & _DROPPED_CLASSES
+                    or (classes & _DROPPED_CLASSES and not _has_dots(child))
                     or in_guides
                 ):
                     parent.remove(child)
@@ -214,7 +225,14 @@ def _bars(chart: Chart) -> Any:
 def _timeline(chart: Chart) -> Any:
     import pygal  # imported where a chart is drawn: most requests and commands draw none
 
-    options: dict[str, Any] = {"show_dots": False, "y_title": chart.unit or None, "include_x_axis": True}
+    # Few samples (a quick run): mark each point, so a series of one point is a dot, not nothing.
+    longest = max((len(series.points) for series in chart.series), default=0)
+    options: dict[str, Any] = {
+        "show_dots": longest <= DOTS_UNTIL,
+        "dots_size": 4,
+        "y_title": chart.unit or None,
+        "include_x_axis": True,
+    }
     if chart.y_range:
         options["range"] = chart.y_range
     graph = pygal.XY(**_config(chart, 300, **options))
@@ -224,8 +242,9 @@ def _timeline(chart: Chart) -> Any:
     if chart.reference is not None and xs:
         graph.add(
             _label(chart.reference_label),
-            [(min(xs), chart.reference), (max(xs), chart.reference)],
+            [(min(0.0, min(xs)), chart.reference), (max(xs), chart.reference)],  # from the start
             formatter=_with_unit(chart.unit),
+            show_dots=False,
         )
     return graph
 

@@ -8,7 +8,9 @@ from typing import Any
 
 from markupsafe import Markup
 
+from app import localtime
 from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
+from app.reports.evidence_text import fact_lines
 from app.reports.labels import Labels
 from app.reports.recommend import recommendations
 from app.vetting.subjects import findings_by_record, record_numbers
@@ -72,16 +74,14 @@ def fmt_number(value: Any) -> str:
 
 
 def when_text(text: str | None) -> str:
-    """An ISO timestamp as local 'YYYY-MM-DD HH:MM' (a date stays a date); other text as it is."""
+    """An ISO timestamp in the display zone, labelled ('2026-03-01 10:03 UTC+8'); a date stays a date."""
     if not text:
         return ""
     try:
         value = datetime.fromisoformat(text)
     except ValueError:
         return text
-    if value.tzinfo is not None:
-        value = value.astimezone()
-    return value.strftime("%Y-%m-%d %H:%M") if "T" in text else value.strftime("%Y-%m-%d")
+    return localtime.when(value) if "T" in text else value.strftime("%Y-%m-%d")
 
 
 def number_check(check: dict[str, Any] | None, labels: Labels) -> NumberCheck | None:
@@ -265,7 +265,13 @@ def figures(charts: list[Chart], labels: Labels) -> list[Figure]:
 
 
 # ---------------------------------------------------------------- findings and evidence
+SHORT_HASH = 12  # hex digits of a SHA-256 in a finding's reference; the appendix gives all 64
+
+
 def _evidence_key(item: dict[str, Any]) -> tuple[Any, ...]:
+    """One stored fetch is one appendix entry, however its reference spells the time."""
+    if item.get("evidence_id") is not None:
+        return ("id", item["evidence_id"])
     return (item.get("url"), item.get("sha256"), item.get("fetched_at"))
 
 
@@ -286,6 +292,7 @@ def evidence_index(inputs: dict[str, Any]) -> list[dict[str, Any]]:
             seen[key] = {
                 **item,
                 "ref": f"E{len(seen) + 1}",
+                "short_hash": str(item.get("sha256") or "")[:SHORT_HASH],
                 "fetched_at_text": when_text(item.get("fetched_at")),
             }
     return list(seen.values())
@@ -295,7 +302,7 @@ def finding_rows(
     inputs: dict[str, Any], labels: Labels, evidence: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """The stored findings in this language, most severe first, with their evidence references."""
-    refs = {_evidence_key(item): item["ref"] for item in evidence}
+    refs = {_evidence_key(item): item for item in evidence}
     data = (inputs["sources"].get("checks") or {}).get("data") or {}
     rows = []
     for finding in sorted(data.get("findings") or [], key=lambda f: SEVERITY_ORDER.get(f.get("severity"), 9)):
@@ -305,20 +312,24 @@ def finding_rows(
                 "severity": finding.get("severity"),
                 "severity_label": labels.v("severity", finding.get("severity")),
                 "rule_id": finding.get("rule_id", ""),
+                "rule_title": rule_title(finding.get("rule_id", ""), labels),
                 "message": labels.pick(finding.get("message_zh"), finding.get("message_en")),
                 "how_to_verify": labels.pick(
                     finding.get("how_to_verify_zh"), finding.get("how_to_verify_en")
                 ),
                 "refs": [refs[_evidence_key(item)] for item in items if item.get("url")],
-                "facts": [_fact_text(item) for item in items if not item.get("url")],
+                "facts": [fact_lines(item, labels) for item in items if not item.get("url")],
             }
         )
     return rows
 
 
-def _fact_text(item: dict[str, Any]) -> str:
-    """A registry/fact evidence entry (no URL) as 'key: value' text."""
-    return "; ".join(f"{key}: {value}" for key, value in item.items() if value not in (None, "", [], {}))
+def rule_title(rule_id: str, labels: Labels) -> str:
+    """A rule's title in the report's language (the id when the rule is not registered)."""
+    from app.vetting.findings import load_rules
+
+    entry = load_rules().get(rule_id)
+    return labels.pick(entry.title_zh, entry.title_en) if entry else rule_id
 
 
 def subject_results(inputs: dict[str, Any], labels: Labels) -> tuple[bool, dict[str, list[str]]]:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from flask_babel import gettext as _
 from weasyprint.urls import FatalURLFetchingError, URLFetcher, URLFetcherResponse
 
 logger = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ class ResourceRefused(FatalURLFetchingError):
     def __init__(self, url: str) -> None:
         self.url = url
         shown = url if len(url) <= 200 else url[:200] + "…"
-        super().__init__(f"报告渲染拒绝加载外部资源 {shown} (resource not in the allow-list)")
+        super().__init__(_("报告渲染拒绝加载外部资源 %(url)s", url=shown))
 
 
 class RestrictedFetcher(URLFetcher):

@@ -369,6 +369,47 @@ VALUES: dict[str, dict[str, tuple[str, str]]] = {
     "check_status": CHECK_STATUS,
     "answer_section": ANSWER_SECTIONS,
     "answer_field": ANSWER_FIELDS,
+    "data_source": {
+        "office_upload": ("从办公室上传", "Uploaded from the office"),
+        "object_storage": ("从对象存储拉取", "Pulled from object storage"),
+        "at_provider": ("已在服务商处", "Already at the provider"),
+    },
+    "batch_kind": {"training": ("离线训练", "Offline training"), "rendering": ("渲染", "Rendering")},
+    # the figures a case ranks offers on (app.advice.ranking.FIGURES and measured extras)
+    "figure": {
+        "rdma_gbps": ("RDMA 带宽", "RDMA bandwidth"),
+        "intranet_gbps": ("内网带宽", "intranet bandwidth"),
+        "public_mbps": ("公网带宽", "public bandwidth"),
+        "read_iops": ("读 IOPS", "read IOPS"),
+        "write_mb_s": ("写入速度", "write speed"),
+        "bandwidth_type": ("带宽类型", "bandwidth type"),
+        "storage_type": ("存储类型", "storage type"),
+        "gpu_model": ("GPU 型号", "GPU model"),
+        "gpu_count": ("GPU 数量", "GPU count"),
+        "rtt_ms": ("往返时延", "round-trip time"),
+        "intranet_rtt_ms": ("内网往返时延", "intranet round-trip time"),
+        "office_rtt_ms": ("到办公室往返时延", "round-trip time to the office"),
+    },
+    # why a fetch stored as evidence failed (scrapers.http / scrapers.official error codes)
+    "fetch_error": {
+        "fetch_failed": ("抓取失败", "fetch failed"),
+        "bad_url": ("网址无效", "invalid URL"),
+        "blocked_address": ("地址被安全策略拒绝", "address refused by policy"),
+        "timeout": ("超时", "timed out"),
+        "too_large": ("内容超过上限", "content over the size limit"),
+        "too_many_redirects": ("重定向过多", "too many redirects"),
+        "connection": ("连接失败", "connection failed"),
+        "unreachable": ("无法连接", "cannot reach"),
+        "unreachable_dns": ("无法连接：域名无法解析", "cannot reach: name not resolved"),
+        "unreachable_refused": ("无法连接：连接被拒绝", "cannot reach: connection refused"),
+        "unreachable_network": ("无法连接：网络不可达", "cannot reach: network unreachable"),
+        "failed": ("查询失败", "lookup failed"),
+        "wrong_answer": ("验证码错误", "wrong captcha answer"),
+        "captcha_expired": ("验证码已过期", "captcha expired"),
+        "token_expired": ("会话已过期", "session expired"),
+        "malformed": ("回复无法解析", "unreadable reply"),
+        "refused": ("官方系统拒绝", "refused by the official system"),
+    },
 }
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flask_babel import gettext as _
+
 from app.reports.fonts import ensure_subset, harfbuzz_subsetting
 
 logger = logging.getLogger(__name__)
@@ -80,8 +82,10 @@ class PdfRenderer:
         self.font_path = Path(font_path)
         if not self.font_path.is_file():
             raise FileNotFoundError(
-                f"报告字体不存在：{self.font_path}（请安装 fonts-wqy-microhei 或设置 GPUVET_REPORT_FONT）"
-                " (report font not found)"
+                _(
+                    "报告字体不存在：%(path)s（请安装 fonts-wqy-microhei 或设置 GPUVET_REPORT_FONT）",
+                    path=self.font_path,
+                )
             )
         subset = ensure_subset(self.font_path, cache_dir) if presubset and cache_dir else None
         self.regular_font = subset or self.font_path

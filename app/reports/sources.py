@@ -185,20 +185,21 @@ def _measurements(session: Session, provider: Any) -> dict[str, Any] | None:
 
     from app.models.trials import BenchRun, RunState, TrialServer
     from app.reports.measurements import measurements_from_runs
-    from app.services import bench_runs
+    from app.services import bench_runs, bench_uploads
 
-    # The latest finished run of each suite on each of the provider's trial servers, and the latest
-    # hand-uploaded output of each tool and path per offer (no trial server), oldest first.
+    # The latest finished run of each suite on each of the provider's trial servers, and the uploads the
+    # findings read too (bench_uploads.latest_uploads: none that a later executed run replaced), oldest first.
     rows = session.exec(
         select(BenchRun, TrialServer.name)
-        .outerjoin(TrialServer, col(TrialServer.id) == BenchRun.trial_server_id)
+        .join(TrialServer, col(TrialServer.id) == BenchRun.trial_server_id)
         .where(BenchRun.provider_id == provider.id, BenchRun.state == RunState.succeeded)
         .order_by(col(BenchRun.id).desc())
     ).all()
     latest: dict[tuple[Any, ...], Any] = {}
     for run, server in rows:
-        key = (run.trial_server_id, run.suite, run.offer_id, run.params.get("tool"), run.params.get("path"))
-        latest.setdefault(key if run.trial_server_id is None else key[:2], (run, server))
+        latest.setdefault((run.trial_server_id, run.suite), (run, server))
+    for upload in bench_uploads.latest_uploads(session, provider.id):
+        latest[("upload", upload.id)] = (upload, None)
     runs = [
         {
             "run_id": run.id,

@@ -11,15 +11,15 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
 from cryptography.fernet import Fernet
+from flask_babel import gettext as _
 from pydantic import ValidationError
 from sqlmodel import Session, col, select
 
+from app.advice.knowledge import benchmark_thresholds
 from app.jobs import background, enqueue, job_cancelled, job_result_outcome, report_progress
 from app.models import Offer
 from app.models.jobs import FINAL_STATES, Job, JobState
@@ -39,7 +39,6 @@ from scrapers.addresses import AddressPolicy
 logger = logging.getLogger(__name__)
 
 BENCH_KIND = "bench.run"
-THRESHOLDS_FILE = Path(__file__).resolve().parents[1] / "knowledge" / "benchmarks.yaml"
 CANCEL_POLL_S = 1.0
 MAX_STORED_OUTPUT = 1024 * 1024  # characters of one stream kept per command in the database
 STATE_FROM_SUITE = {
@@ -52,26 +51,25 @@ STATE_FROM_SUITE = {
 RUN_STATE_ZH = {RunState.cancelled: "已取消", RunState.interrupted: "已中断", RunState.failed: "失败"}
 
 
+def _run_state(state: RunState) -> str:
+    """A finished run's state in the current language."""
+    names = {
+        RunState.succeeded: _("已完成"),
+        RunState.cancelled: _("已取消"),
+        RunState.interrupted: _("已中断"),
+        RunState.failed: _("失败"),
+    }
+    return names.get(state, str(state))
+
+
 class BenchRunFailed(Exception):
     """The run could not measure (SSH refused, key changed ...); the run row says why."""
 
 
 # ---------------------------------------------------------------- claims and thresholds
-@lru_cache(maxsize=4)
-def _thresholds(path: str, mtime_ns: int) -> Thresholds:
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-    known = {field.name for field in dataclasses.fields(Thresholds)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ValueError(f"{path}: unknown thresholds {unknown}; known: {sorted(known)}")
-    if "typical_iops" in data:
-        data["typical_iops"] = {kind: tuple(bounds) for kind, bounds in data["typical_iops"].items()}
-    return Thresholds(**data)
-
-
-def thresholds(path: Path = THRESHOLDS_FILE) -> Thresholds:
-    """Verdict thresholds from app/knowledge/benchmarks.yaml (re-read when it changes)."""
-    return _thresholds(str(path), path.stat().st_mtime_ns)
+def thresholds(path: Path | None = None) -> Thresholds:
+    """Verdict thresholds from app/knowledge/benchmarks.yaml (the loader the ranking reads too)."""
+    return benchmark_thresholds(path)
 
 
 def claims_of(offer: Offer | None) -> Claims:
@@ -92,7 +90,9 @@ def claims_of(offer: Offer | None) -> Claims:
 # ---------------------------------------------------------------- starting
 def _validated_params(suite: str, params: dict[str, Any] | None) -> SuiteParams:
     if suite not in SUITES:
-        raise InvalidInput(f"未知测试套件 {suite}；可选：{', '.join(SUITES)} (unknown suite)", field="suite")
+        raise InvalidInput(
+            _("未知测试套件 %(suite)s；可选：%(known)s", suite=suite, known=", ".join(SUITES)), field="suite"
+        )
     try:
         return SuiteParams.model_validate(params or {})
     except ValidationError as exc:
@@ -107,7 +107,7 @@ def create_run(
     validated = _validated_params(suite, params)
     if not server.host_key_fingerprint:
         raise InvalidInput(
-            "请先确认并固定服务器的主机密钥指纹 (confirm and pin the server's host key first)",
+            _("请先确认并固定服务器的主机密钥指纹"),
             field="host_key_fingerprint",
         )
     busy = session.exec(
@@ -120,7 +120,7 @@ def create_run(
         refresh_state(session, other)
     if any(not other.finished for other in busy):
         raise Conflict(
-            "该服务器已有测试在进行，请等待其结束或取消 (a run on this server is already queued or running)",
+            _("该服务器已有测试在进行，请等待其结束或取消"),
             field="trial_server_id",
         )
     actor_id, actor_name = (
@@ -140,7 +140,7 @@ def create_run(
     )
     session.add(run)
     session.flush()
-    _, steps = resolve(suite)
+    _suite_name, steps = resolve(suite)
     session.add_all(
         BenchStep(run_id=run.id, position=index, step=step.name, probe=step.probe, options=dict(step.options))
         for index, step in enumerate(steps)
@@ -168,7 +168,7 @@ def cancel_run(session: Session, *, run_id: int) -> BenchRun:
 
     run = get_run(session, run_id=run_id)
     if run.finished or run.job_id is None:
-        raise Conflict(f"测试已结束（{run.state}）(run already finished)", field="run_id")
+        raise Conflict(_("测试已结束（%(state)s）", state=_run_state(run.state)), field="run_id")
     jobs.cancel(session, run.job_id)
     refresh_state(session, run)
     return run
@@ -374,7 +374,7 @@ def get_run(session: Session, *, run_id: int) -> BenchRun:
     """One run (state refreshed from its job), or NotFound."""
     run = session.get(BenchRun, run_id)
     if run is None:
-        raise NotFound(f"测试 {run_id} 不存在 (benchmark run not found)", field="run_id")
+        raise NotFound(_("测试 %(id)s 不存在", id=run_id), field="run_id")
     return refresh_state(session, run)
 
 
@@ -413,7 +413,7 @@ KEY_METRICS = (  # (metric, metadata filter, label zh, label en, unit)
     ("read_latency", {"percentile": 99.0}, "读延迟 p99", "read latency p99", "us"),
     ("write_effective_bandwidth", {}, "检查点写入", "checkpoint writes", "MiB/s"),
     ("storage_class", {}, "存储类型", "storage type", ""),
-    ("gpu_count", {}, "GPU 数量", "GPU count", ""),
+    ("gpu_count", {}, "GPU 数量", "GPU count", "GPUs"),
 )
 
 

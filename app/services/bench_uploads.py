@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.models import Offer
@@ -84,13 +85,14 @@ def decode_output(data: bytes | str | None) -> DecodedOutput:
     """The uploaded bytes as text (UTF-8, else GBK); InvalidInput on field "output" when unusable."""
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data or b"")
     if not raw.strip():
-        raise InvalidInput(
-            "输出为空，请上传文件或粘贴输出 (the output is empty: upload a file or paste it)", "output"
-        )
+        raise InvalidInput(_("输出为空，请上传文件或粘贴输出"), "output")
     if len(raw) > MAX_UPLOAD_BYTES:
         raise InvalidInput(
-            f"输出过大：{len(raw):,} 字节，上限 {MAX_UPLOAD_BYTES:,} 字节 "
-            f"(the output is {len(raw):,} bytes; at most {MAX_UPLOAD_BYTES:,})",
+            _(
+                "输出过大：%(size)s 字节，上限 %(most)s 字节",
+                size=format(len(raw), ","),
+                most=format(MAX_UPLOAD_BYTES, ","),
+            ),
             "output",
         )
     for encoding in ENCODINGS:
@@ -99,9 +101,9 @@ def decode_output(data: bytes | str | None) -> DecodedOutput:
         except UnicodeDecodeError:
             continue
         if "\x00" in text:
-            raise InvalidInput("输出含空字符 NUL，不是文本 (the output contains NUL: not text)", "output")
+            raise InvalidInput(_("输出含空字符 NUL，不是文本"), "output")
         return DecodedOutput(text, raw, hashlib.sha256(raw).hexdigest(), encoding.removesuffix("-sig"))
-    raise InvalidInput("输出须为 UTF-8 或 GBK 文本 (the output must be UTF-8 or GBK text)", "output")
+    raise InvalidInput(_("输出须为 UTF-8 或 GBK 文本"), "output")
 
 
 def _tool_and_path(tool: str, path: str | None) -> tuple[list[FieldError], str | None]:
@@ -110,15 +112,15 @@ def _tool_and_path(tool: str, path: str | None) -> tuple[list[FieldError], str |
     if spec is None:
         known = ", ".join(TOOLS)
         return [
-            FieldError("tool", f"不支持的工具 {tool!r}；可选：{known} (unknown tool; known: {known})")
+            FieldError("tool", _("不支持的工具 %(tool)s；可选：%(known)s", tool=repr(tool), known=known))
         ], None
     path = (path or "").strip() or None
     if path is None and spec.path_required:
         choices = " / ".join(spec.paths)
-        return [FieldError("path", f"{tool} 须指明链路：{choices} (say which path {tool} measured)")], None
+        return [FieldError("path", _("%(tool)s 须指明链路：%(choices)s", tool=tool, choices=choices))], None
     if path is not None and path not in spec.paths:
-        accepted = " / ".join(spec.paths) or "无 (none)"
-        message = f"{tool} 的链路须为 {accepted} (path for {tool} must be: {accepted})"
+        accepted = " / ".join(spec.paths) or _("无")
+        message = _("%(tool)s 的链路须为 %(accepted)s", tool=tool, accepted=accepted)
         return [FieldError("path", message)], None
     return [], path or (spec.paths[0] if spec.paths else None)
 
@@ -126,9 +128,9 @@ def _tool_and_path(tool: str, path: str | None) -> tuple[list[FieldError], str |
 def _note(note: str | None) -> tuple[list[FieldError], str | None]:
     note = (note or "").strip() or None
     if note is not None and len(note) > MAX_NOTE:
-        return [FieldError("note", f"备注最多 {MAX_NOTE} 字 (at most {MAX_NOTE} characters)")], None
+        return [FieldError("note", _("备注最多 %(most)s 字", most=MAX_NOTE))], None
     if note is not None and "\x00" in note:
-        return [FieldError("note", "不能包含空字符 NUL (must not contain NUL characters)")], None
+        return [FieldError("note", _("不能包含空字符 NUL"))], None
     return [], note
 
 
@@ -136,7 +138,7 @@ def get_offer(session: Session, offer_id: int) -> Offer:
     """The offer an upload is for, or NotFound naming offer_id."""
     offer = session.get(Offer, offer_id)
     if offer is None:
-        raise NotFound(f"报价 {offer_id} 不存在 (offer not found)", field="offer_id")
+        raise NotFound(_("报价 %(id)s 不存在", id=offer_id), field="offer_id")
     return offer
 
 
@@ -147,10 +149,11 @@ def parse_upload(tool: str, text: str) -> list[Sample]:
         return get_parser(TOOLS[tool].parser)(text)
     except ParseError as exc:
         if exc.kind == "tool_error":
-            zh, en = f"输出表明 {tool} 本身运行失败", f"the output says {tool} itself failed"
+            message = _(
+                "输出表明 %(tool)s 本身运行失败：%(reason)s；未保存任何内容", tool=tool, reason=exc.reason
+            )
         else:
-            zh, en = f"无法解析 {tool} 输出", f"could not read the {tool} output"
-        message = f"{zh}：{exc.reason}；未保存任何内容 ({en}: {exc.reason}; nothing was stored)"
+            message = _("无法解析 %(tool)s 输出：%(reason)s；未保存任何内容", tool=tool, reason=exc.reason)
         raise InvalidInput(message, "output") from None
 
 
@@ -317,38 +320,34 @@ def upload_summary(session: Session, run: BenchRun) -> dict[str, Any]:
 
 
 def fact_runs(session: Session, provider_id: int) -> list[dict[str, Any]]:
-    """For the "benchmarks" fact: the latest upload per offer, tool, path and the checks it settles
-    (fio random reads and fio writes are different evidence), unless executed since."""
+    """For the "benchmarks" fact: the provider's latest uploads (see latest_uploads)."""
+    return [_fact_entry(run) for run in latest_uploads(session, provider_id)]
+
+
+def latest_uploads(session: Session, provider_id: int) -> list[BenchRun]:
+    """The latest upload per offer, tool, path and the checks it settles (fio random reads and fio writes
+    are different evidence), unless gpuvet itself later ran a suite for that offer that measured one of
+    the same checks; newest first, in one statement. The findings and the report both read these."""
     runs = session.exec(
         select(BenchRun)
-        .where(
-            BenchRun.provider_id == provider_id,
-            BenchRun.origin == RunOrigin.uploaded.value,
-            BenchRun.state == RunState.succeeded,
-        )
+        .where(BenchRun.provider_id == provider_id, BenchRun.state == RunState.succeeded)
         .order_by(col(BenchRun.id).desc())
     ).all()
+    executed_after: dict[int, set[str]] = {}  # per offer: the checks of executed runs newer than this one
     latest: dict[tuple[Any, ...], BenchRun] = {}
+    superseded: set[int] = set()
     for run in runs:
-        settles = frozenset(comparison["check"] for comparison in run.comparisons)
-        latest.setdefault((run.offer_id, run.params.get("tool"), run.params.get("path"), settles), run)
-    return [_fact_entry(run) for run in latest.values() if not _executed_since(session, run)]
-
-
-def _executed_since(session: Session, run: BenchRun) -> bool:
-    """True when gpuvet itself later ran a suite for the same offer that measured the same checks."""
-    if run.offer_id is None:
-        return False
-    checks = {comparison["check"] for comparison in run.comparisons}
-    later = session.exec(
-        select(BenchRun).where(
-            BenchRun.offer_id == run.offer_id,
-            BenchRun.origin == RunOrigin.executed.value,
-            BenchRun.state == RunState.succeeded,
-            col(BenchRun.id) > run.id,
-        )
-    ).all()
-    return any(checks & {comparison["check"] for comparison in other.comparisons} for other in later)
+        checks = frozenset(comparison["check"] for comparison in run.comparisons or [])
+        if run.origin != RunOrigin.uploaded.value:
+            if run.offer_id is not None:
+                executed_after.setdefault(run.offer_id, set()).update(checks)
+            continue
+        key = (run.offer_id, run.params.get("tool"), run.params.get("path"), checks)
+        if key not in latest:
+            latest[key] = run
+            if run.offer_id is not None and checks & executed_after.get(run.offer_id, set()):
+                superseded.add(run.id)  # type: ignore[arg-type]
+    return [run for run in latest.values() if run.id not in superseded]
 
 
 def _fact_entry(run: BenchRun) -> dict[str, Any]:

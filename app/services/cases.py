@@ -6,11 +6,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
 from flask import has_request_context, url_for
+from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.advice import checklist, questionnaire
@@ -34,7 +35,7 @@ from app.models.enums import CertificationKind
 from app.models.trials import BenchRun, BenchStep, RunState
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.versions import VersionedKind, check_version, commit_versioned
-from benchmarks.sample import Sample
+from benchmarks.compare import offer_storage_type
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def get_case(session: Session, *, case_id: int) -> ProcurementCase:
     """One case, or NotFound."""
     case = session.get(ProcurementCase, case_id)
     if case is None:
-        raise NotFound(f"选型案例 {case_id} 不存在 (case not found)", field="id")
+        raise NotFound(_("选型案例 %(id)s 不存在", id=case_id), field="id")
     return case
 
 
@@ -149,10 +150,11 @@ def save_step(
     """Validate one step's section (and the kind rules about it) and store it; the version must match."""
     case = get_case(session, case_id=case_id)
     if step not in questionnaire.STEP_KEYS:
-        raise NotFound(f"没有这一步：{step} (unknown step)", field="step")
+        raise NotFound(_("没有这一步：%(step)s", step=step), field="step")
     expected = _check_version(session, case, version)
+    data, derived = questionnaire.with_defaults(case.answers, step, data)
     section = validate_step(step, data, case.answers)
-    raw = {**case.answers, step: _dump(section)}
+    raw = questionnaire.with_derived({**case.answers, step: _dump(section)}, step, derived)
     case.answers = raw
     if step == "workload":
         case.workload_kind = section.kind.value  # type: ignore[attr-defined]
@@ -343,29 +345,31 @@ def _offer_facts_of(
     checks, findings = _latest_checks(session), _latest_findings(session)
     flags = _red_flags() if findings else {}
     measured = offer_measurements(session, today=today, run_link=run_link or _default_run_link)
+    providers = {row.id: row for row in _table_rows(session, Provider, PROVIDER_COLUMNS)}
     facts: list[OfferFacts] = []
-    offer_columns = tuple(Offer.__table__.c.keys())  # type: ignore[attr-defined]
-    for provider in _table_rows(session, Provider):
-        own = records.get(provider.id, {})
-        if not own.get("offers"):
-            continue
-        link = check_link(provider.id) if check_link else None
-        pfacts = _provider_facts(
-            provider, own, today, checks.get(provider.id), findings.get(provider.id, []), flags, link
-        )
-        datacenters = {dc.id: dc for dc in own.get("datacenters", ())}
-        for offer in own["offers"]:
-            dc = datacenters.get(offer.datacenter_id) if offer.datacenter_id else None
-            facts.append(_offer_facts(offer, offer_columns, pfacts, dc, measured.get(offer.id)))
+    pfacts: ProviderFacts | None = None
+    no_measurements: dict[str, Measurement] = {}
+    for row in session.execute(_offers_statement()):
+        values = dict(zip(OFFER_FIELDS, row, strict=True))
+        provider_id = values.pop("provider_id")
+        if pfacts is None or pfacts.id != provider_id:
+            link = check_link(provider_id) if check_link else None
+            pfacts = _provider_facts(
+                providers[provider_id],
+                records.get(provider_id, {}),
+                today,
+                checks.get(provider_id),
+                findings.get(provider_id, []),
+                flags,
+                link,
+            )
+        values["provider"] = pfacts
+        values["measurements"] = measured.get(values["id"]) or no_measurements
+        facts.append(OfferFacts.of(values))
     return facts
 
 
-REGISTRY_CHILDREN = {
-    "licences": Licence,
-    "certifications": Certification,
-    "datacenters": Datacenter,
-    "offers": Offer,
-}
+REGISTRY_CHILDREN = {"licences": Licence, "certifications": Certification}
 # The licence columns advice reads (not the stored parse of the number: a JSON column it does not need).
 REGISTRY_COLUMNS = {
     "licences": (
@@ -380,6 +384,48 @@ REGISTRY_COLUMNS = {
         "expires_on",
     ),
 }
+PROVIDER_COLUMNS = (
+    "id",
+    "legal_name",
+    "short_name",
+    "status",
+    "discloses_network_topology",
+    "discloses_storage_config",
+)
+# OfferFacts fields read straight from an offer column (stored as plain strings, enums included).
+OFFER_COLUMNS = (
+    "id",
+    "name",
+    "offer_kind",
+    "gpu_model",
+    "gpus_per_node",
+    "gpu_memory_gb",
+    "intranet_gbps",
+    "rdma_type",
+    "rdma_gbps",
+    "public_mbps",
+    "bandwidth_type",
+    "storage_type",
+    "storage_capacity_gb",
+    "nominal_iops",
+    "price_gpu_hour_cny",
+    "price_month_cny",
+)
+DATACENTER_COLUMNS = {"datacenter_name": "name", "datacenter_province": "province", "datacenter_city": "city"}
+OFFER_FIELDS = ("provider_id", *OFFER_COLUMNS, *DATACENTER_COLUMNS)
+
+
+def _offers_statement() -> Any:
+    """Every offer (the columns advice reads) with its own provider's datacenter, by provider then id."""
+    offer: Any = Offer.__table__
+    datacenter: Any = Datacenter.__table__
+    joined = offer.outerjoin(
+        datacenter,
+        sa.and_(datacenter.c.id == offer.c.datacenter_id, datacenter.c.provider_id == offer.c.provider_id),
+    )
+    columns = [offer.c.provider_id, *(offer.c[name] for name in OFFER_COLUMNS)]
+    columns += [datacenter.c[name] for name in DATACENTER_COLUMNS.values()]
+    return sa.select(*columns).select_from(joined).order_by(offer.c.provider_id, offer.c.id)
 
 
 def _table_rows(session: Session, model: Any, columns: tuple[str, ...] | None = None) -> list[Any]:
@@ -390,7 +436,7 @@ def _table_rows(session: Session, model: Any, columns: tuple[str, ...] | None = 
 
 
 def _registry_rows(session: Session) -> dict[int, dict[str, list[Any]]]:
-    """Licences, certifications, datacenters and offers by provider id: one statement per table."""
+    """Licences and certifications by provider id: one statement per table."""
     grouped: dict[int, dict[str, list[Any]]] = {}
     for name, model in REGISTRY_CHILDREN.items():
         for row in _table_rows(session, model, REGISTRY_COLUMNS.get(name)):
@@ -398,54 +444,21 @@ def _registry_rows(session: Session) -> dict[int, dict[str, list[Any]]]:
     return grouped
 
 
-def _value(member: Any) -> Any:
-    return getattr(member, "value", member)
-
-
-def _offer_facts(
-    row: Any, columns: tuple[str, ...], pfacts: ProviderFacts, dc: Any, measurements: dict | None
-) -> OfferFacts:
-    offer = dict(zip(columns, row, strict=True))  # a third of the time of reading each Row attribute
-    return OfferFacts.of(
-        {
-            "id": offer["id"],
-            "provider": pfacts,
-            "name": offer["name"],
-            "offer_kind": _value(offer["offer_kind"]),
-            "gpu_model": offer["gpu_model"],
-            "gpus_per_node": offer["gpus_per_node"],
-            "gpu_memory_gb": offer["gpu_memory_gb"],
-            "intranet_gbps": offer["intranet_gbps"],
-            "rdma_type": _value(offer["rdma_type"]),
-            "rdma_gbps": offer["rdma_gbps"],
-            "public_mbps": offer["public_mbps"],
-            "bandwidth_type": _value(offer["bandwidth_type"]),
-            "storage_type": _value(offer["storage_type"]),
-            "storage_capacity_gb": offer["storage_capacity_gb"],
-            "nominal_iops": offer["nominal_iops"],
-            "price_gpu_hour_cny": offer["price_gpu_hour_cny"],
-            "price_month_cny": offer["price_month_cny"],
-            "datacenter_name": dc.name if dc else None,
-            "datacenter_province": dc.province if dc else None,
-            "datacenter_city": dc.city if dc else None,
-            "measurements": measurements or {},
-        }
-    )
-
-
 # ---------------------------------------------------------------- measurements from benchmark runs
 RUNS_PER_OFFER = 3  # the latest successful runs of an offer that may supply its figures
-DETECTED_STORAGE = {  # storage class found by lsblk / findmnt -> Offer.storage_type
-    "local_nvme": "local_nvme",
-    "local_ssd": "local_sata_ssd",
-    "virtual_disk": "cloud_disk",
-    "network_block": "cloud_disk",
-    "network_fs": "nfs",
-}
 MIB_TO_MB = 2**20 / 1e6
 RUN_COLUMNS = ("id", "offer_id", "created_at", "finished_at", "claims", "comparisons", "origin")
 Figures = dict[str, tuple[Any, str, str]]
-Samples = dict[str, list[Sample]]  # by metric
+
+
+class StoredSample(NamedTuple):
+    """What the figures read of a stored sample (lighter than rebuilding a benchmarks Sample)."""
+
+    value: Any
+    metadata: dict[str, Any]
+
+
+Samples = dict[str, list[StoredSample]]  # by metric
 
 
 def _run_time(run: Any) -> datetime:
@@ -525,7 +538,9 @@ def run_figures(stored: list[dict[str, Any]], run: Any) -> Figures:
     samples: Samples = {}
     for data in stored:
         if data["metric"] in FIGURE_METRICS:  # a run holds many more samples than the figures read
-            samples.setdefault(data["metric"], []).append(Sample.from_dict(data))
+            samples.setdefault(data["metric"], []).append(
+                StoredSample(data["value"], data.get("metadata") or {})
+            )
     figures: Figures = {}
     _throughput_figures(samples, figures)
     _storage_figures(samples, run.claims or {}, figures)
@@ -535,7 +550,9 @@ def run_figures(stored: list[dict[str, Any]], run: Any) -> Figures:
     return figures
 
 
-def _of(samples: Samples, metric: str, **metadata: Any) -> list[Sample]:
+def _of(samples: Samples, metric: str, **metadata: Any) -> list[StoredSample]:
+    if not metadata:
+        return samples.get(metric, [])
     return [
         sample
         for sample in samples.get(metric, ())
@@ -562,10 +579,8 @@ def _throughput_figures(samples: Samples, figures: Figures) -> None:
 
 def _storage_figures(samples: Samples, claims: dict[str, Any], figures: Figures) -> None:
     detected = _of(samples, "storage_class")
-    if detected and str(detected[0].value) in DETECTED_STORAGE:
-        kind = DETECTED_STORAGE[str(detected[0].value)]
-        if kind == "nfs" and claims.get("storage_type") == "parallel_fs":
-            kind = "parallel_fs"  # a network filesystem as claimed: lsblk / findmnt cannot tell them apart
+    kind = offer_storage_type(str(detected[0].value), claims.get("storage_type")) if detected else None
+    if kind is not None:
         figures["storage_type"] = (kind, "", str(detected[0].metadata.get("reason", "")))
     iops = _of(samples, "read_iops")
     if iops:
@@ -693,7 +708,7 @@ def provider_checklist(
     """A case's checklist for one provider, auto-ticked from that provider's findings and measurements."""
     own = [a for a in advice.ranked if a.offer.provider.id == provider_id]
     if not own:
-        raise NotFound(f"供应商 {provider_id} 没有可评估的套餐 (provider has no offers)", field="provider_id")
+        raise NotFound(_("供应商 %(id)s 没有可评估的套餐", id=provider_id), field="provider_id")
     offers = [a.offer for a in own]
     office_rtts = [a.office_rtt_ms for a in own if a.office_rtt_ms]
     extra = {"office_rtt_ms": min(office_rtts)} if office_rtts else {}
@@ -737,19 +752,19 @@ def tick_item(
     case = get_case(session, case_id=case_id)
     errors = []
     if item_key not in checklist.item_keys():
-        errors.append(FieldError("item_key", f"没有这一核查项：{item_key} (unknown checklist item)"))
+        errors.append(FieldError("item_key", _("没有这一核查项：%(key)s", key=item_key)))
     comment = (comment or "").strip()
     if done and not comment:
-        errors.append(FieldError("comment", "手动打勾须写明依据 (a comment saying why is required)"))
+        errors.append(FieldError("comment", _("手动打勾须写明依据")))
     if len(comment) > 2000:
-        errors.append(FieldError("comment", "说明不超过 2000 字 (at most 2000 characters)"))
+        errors.append(FieldError("comment", _("说明不超过 %(most)s 字", most=2000)))
     try:
         url = _clean_url(evidence_url)
     except InvalidInput as exc:
         errors.extend(exc.errors)
         url = None
     if provider_id is not None and session.get(Provider, provider_id) is None:
-        errors.append(FieldError("provider_id", f"供应商 {provider_id} 不存在 (provider not found)"))
+        errors.append(FieldError("provider_id", _("供应商 %(id)s 不存在", id=provider_id)))
     if errors:
         raise InvalidInput(errors)
     tick = session.exec(

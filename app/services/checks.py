@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from flask_babel import gettext as _
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import case
 from sqlmodel import Session, col, func, or_, select
@@ -18,6 +19,7 @@ from app.models.fields import blank_to_none, resolve_province_name
 from app.services.errors import FieldError, InvalidInput, from_validation_error
 from app.services.facts import gather_facts_with_errors
 from app.services.providers import MAX_PAGE, get_provider
+from app.services.watch import record_check_changes
 from app.vetting.findings import (
     RULES,
     Finding,
@@ -131,6 +133,7 @@ def store_evaluation(
         _stored(finding, run=run, position=index) for index, finding in enumerate(evaluation.findings)
     )
     session.commit()
+    record_check_changes(session, run)  # what changed since the previous run, as change events
     return run
 
 
@@ -280,7 +283,7 @@ def parse_overview_query(params: dict[str, Any]) -> OverviewQuery:
     }
     for key, values in allowed.items():
         if key in cleaned and cleaned[key] not in values:
-            errors.append(FieldError(key, f"取值无效，可选：{', '.join(values)} (accepted values)"))
+            errors.append(FieldError(key, _("取值无效，可选：%(expected)s", expected=", ".join(values))))
     if "province" in cleaned:
         try:
             cleaned["province"] = resolve_province_name(cleaned["province"])
@@ -293,9 +296,9 @@ def parse_overview_query(params: dict[str, Any]) -> OverviewQuery:
         errors.extend(from_validation_error(exc).errors)
     if query is not None:
         if not 1 <= query.page <= MAX_PAGE:
-            errors.append(FieldError("page", f"页码须为 1-{MAX_PAGE} (page must be 1-{MAX_PAGE})"))
+            errors.append(FieldError("page", _("页码须为 1-%(most)s", most=MAX_PAGE)))
         if not 1 <= query.per_page <= 100:
-            errors.append(FieldError("per_page", "每页 1-100 条 (per_page must be 1-100)"))
+            errors.append(FieldError("per_page", _("每页 1-100 条")))
     if errors:
         raise InvalidInput(errors)
     assert query is not None
@@ -411,7 +414,7 @@ def check_all_job(session: Session, job: Any, *, only_unchecked: bool = False) -
     verdicts: dict[str, int] = {}
     for index, provider_id in enumerate(provider_ids):
         if job_cancelled(session, job):
-            raise JobCancelled(f"已在核查 {index}/{len(provider_ids)} 家后取消 (cancelled after {index})")
+            raise JobCancelled(_("已在核查 %(done)s/%(total)s 家后取消", done=index, total=len(provider_ids)))
         report_progress(session, job, done=index, total=len(provider_ids), current=f"provider {provider_id}")
         run = run_check(session, provider_id=provider_id, job_id=job.id)
         verdicts[run.verdict] = verdicts.get(run.verdict, 0) + 1

@@ -2,31 +2,60 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+from flask_babel import lazy_gettext as _l
 from pydantic import ValidationError
 
-# Chinese wording for pydantic's error types; the English original follows in brackets.
-_ZH = {
-    "missing": "必填项",
-    "string_too_short": "内容过短",
-    "string_too_long": "内容过长",
-    "greater_than_equal": "数值过小",
-    "less_than_equal": "数值过大",
-    "greater_than": "数值过小",
-    "int_parsing": "须为整数",
-    "int_from_float": "须为整数",
-    "float_parsing": "须为数字",
-    "date_from_datetime_parsing": "须为日期，格式 YYYY-MM-DD",
-    "date_parsing": "须为日期，格式 YYYY-MM-DD",
-    "bool_parsing": "须为是/否",
-    "enum": "取值无效",
-    "extra_forbidden": "不认识的字段",
-    "list_type": "须为列表",
-    "string_type": "须为文本",
-    "model_type": "须为对象",
-    "dict_type": "须为对象",
+# Our wording for pydantic's error types (msgids in Chinese, English in the catalog); %(name)s comes from ctx.
+_WORDING = {
+    "missing": _l("必填项"),
+    "string_too_short": _l("至少 %(min_length)s 个字符"),
+    "string_too_long": _l("最多 %(max_length)s 个字符"),
+    "too_short": _l("至少 %(min_length)s 项"),
+    "too_long": _l("最多 %(max_length)s 项"),
+    "greater_than_equal": _l("不能小于 %(ge)s"),
+    "less_than_equal": _l("不能大于 %(le)s"),
+    "greater_than": _l("须大于 %(gt)s"),
+    "less_than": _l("须小于 %(lt)s"),
+    "multiple_of": _l("须为 %(multiple_of)s 的倍数"),
+    "int_parsing": _l("须为整数"),
+    "int_from_float": _l("须为整数"),
+    "int_type": _l("须为整数"),
+    "float_parsing": _l("须为数字"),
+    "float_type": _l("须为数字"),
+    "finite_number": _l("须为有限的数字"),
+    "decimal_parsing": _l("须为数字"),
+    "decimal_type": _l("须为数字"),
+    "date_from_datetime_parsing": _l("须为日期，格式 YYYY-MM-DD"),
+    "date_parsing": _l("须为日期，格式 YYYY-MM-DD"),
+    "date_type": _l("须为日期，格式 YYYY-MM-DD"),
+    "datetime_parsing": _l("须为日期时间，格式 YYYY-MM-DDTHH:MM:SS"),
+    "datetime_from_date_parsing": _l("须为日期时间，格式 YYYY-MM-DDTHH:MM:SS"),
+    "datetime_type": _l("须为日期时间，格式 YYYY-MM-DDTHH:MM:SS"),
+    "bool_parsing": _l("须为是/否"),
+    "bool_type": _l("须为是/否"),
+    "enum": _l("取值无效，可选：%(expected)s"),
+    "literal_error": _l("取值无效，可选：%(expected)s"),
+    "extra_forbidden": _l("不认识的字段"),
+    "list_type": _l("须为列表"),
+    "string_type": _l("须为文本"),
+    "model_type": _l("须为对象"),
+    "model_attributes_type": _l("须为对象"),
+    "dict_type": _l("须为对象"),
+    "string_pattern_mismatch": _l("格式不正确"),
+    "url_parsing": _l("须为网址，如 https://example.com"),
+    "url_scheme": _l("须为网址，如 https://example.com"),
+    "url_type": _l("须为网址，如 https://example.com"),
+    "json_invalid": _l("JSON 格式错误"),
+    "uuid_parsing": _l("须为 UUID"),
+    "ip_v4_address": _l("须为 IPv4 地址"),
+    "ip_any_address": _l("须为 IP 地址"),
 }
+_AT_LEAST_ONE_CHARACTER = _l("至少 1 个字符")
+_REQUIRED = _l("必填项")
+_INVALID = _l("取值无效")
 
 
 @dataclass(frozen=True)
@@ -82,14 +111,38 @@ def field_path(loc: tuple[int | str, ...], prefix: str = "") -> str:
     return path
 
 
+def _shown(value: object) -> str:
+    """A limit from ctx as a person writes it: 1 rather than 1.0, enum members without quotes."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _expected(text: str) -> str:
+    """pydantic's "'a', 'b' or 'c'" as "a, b, c" (no English "or" on a Chinese page)."""
+    values = re.findall(r"'([^']*)'", text)
+    return ", ".join(values) if values else text
+
+
 def _message(error: dict) -> str:
-    original = error["msg"].removeprefix("Value error, ")
-    if error["type"].endswith("_type") and error.get("input") is None:
-        return "必填项 (required)"
-    if error["type"] == "value_error":
-        return original
-    zh = _ZH.get(error["type"])
-    return f"{zh} ({original})" if zh else original
+    """Our own words for one pydantic error, in the current language; never pydantic's English msg."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    if kind == "value_error" and "error" in ctx:
+        return str(ctx["error"])  # raised by our validators, already in the user's language
+    if kind.endswith("_type") and error.get("input") is None:
+        return str(_REQUIRED)
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return str(_AT_LEAST_ONE_CHARACTER)
+    wording = _WORDING.get(kind)
+    if wording is None:
+        return str(_INVALID)
+    values = {name: _shown(value) for name, value in ctx.items()}
+    if "expected" in values:
+        values["expected"] = _expected(values["expected"])
+    try:
+        return str(wording) % values
+    except (KeyError, ValueError, TypeError):
+        return str(_INVALID)
 
 
 def from_validation_error(exc: ValidationError, prefix: str = "") -> InvalidInput:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from flask_babel import gettext as _
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
@@ -45,6 +46,7 @@ PURPOSES: dict[str, tuple[str, str]] = {
     "licence_captcha": ("许可证系统：验证码", "licence system: captcha"),
     "licence_query": ("许可证系统：查询结果", "licence system: query result"),
     CAPTCHA_IMAGE: ("验证码图片", "captcha image"),
+    "lookup_manual": ("人工查询截图", "lookup recorded by hand: screenshot"),
 }
 
 
@@ -245,7 +247,7 @@ def get_evidence(session: Session, *, evidence_id: int, with_body: bool = True) 
     options = [] if with_body else [defer(Evidence.body)]  # type: ignore[arg-type]
     evidence = session.get(Evidence, evidence_id, options=options)
     if evidence is None:
-        raise NotFound(f"证据 {evidence_id} 不存在 (evidence not found)", field="evidence_id")
+        raise NotFound(_("证据 %(id)s 不存在", id=evidence_id), field="evidence_id")
     return evidence
 
 
@@ -259,7 +261,7 @@ def list_evidence(
 ) -> tuple[list[Evidence], int]:
     """A provider's evidence newest first (bytes not loaded) and the total count."""
     if page < 1:
-        raise InvalidInput("页码须为正整数 (page must be >= 1)", field="page")
+        raise InvalidInput(_("页码须为正整数"), field="page")
     where = [Evidence.provider_id == provider_id]
     purposes = tuple(purposes)
     if purposes:
@@ -297,7 +299,7 @@ def body_text(evidence: Evidence) -> tuple[str, str]:
 def _provider(session: Session, provider_id: int) -> Provider:
     provider = session.get(Provider, provider_id)
     if provider is None:
-        raise NotFound(f"供应商 {provider_id} 不存在 (provider not found)", field="provider_id")
+        raise NotFound(_("供应商 %(id)s 不存在", id=provider_id), field="provider_id")
     return provider
 
 
@@ -306,7 +308,7 @@ def footer_url(provider: Provider, url: str | None = None) -> str:
     url = (url or provider.website or "").strip()
     if not url:
         raise InvalidInput(
-            "该供应商未登记官网网址，请先在供应商资料中填写网址 (the provider has no website recorded)",
+            _("该供应商未登记官网网址，请先在供应商资料中填写网址"),
             field="url",
         )
     try:

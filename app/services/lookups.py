@@ -21,6 +21,8 @@ import unicodedata
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from flask_babel import force_locale, get_locale
+from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.jobs import background, enqueue, job_result_outcome
@@ -29,12 +31,14 @@ from app.models import Provider
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job, JobState
 from app.services import evidence as evidence_service
+from app.services import manual_lookups
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.services.facts import fact_source
 from app.services.rechecks import recheck
 from scrapers import miit_icp, miit_licence
-from scrapers.http import UNREACHABLE_HINTS, FetchError, FetchTimeout, HttpClient, Unreachable
+from scrapers.http import FetchError, HttpClient, Unreachable
 from scrapers.official import (
+    N_,
     Captcha,
     CaptchaExpired,
     LookupFailed,
@@ -54,30 +58,72 @@ MAX_QUERY = 200
 _ICP_ANSWER = re.compile(r"\d{1,4}")
 _TEXT_ANSWER = re.compile(r"[0-9A-Za-z]{1,8}")
 
+# What a lookup says about itself: msgids, stored as {"msgid", "params"} and translated when shown.
 MESSAGES = {
-    "captcha_ready": "请查看验证码并作答 (answer the captcha)",
-    "wrong_answer": (
-        "验证码答案不正确（第 {n}/{limit} 次），已换一张新的验证码 "
-        "(wrong answer {n} of {limit}; here is a new captcha)"
-    ),
-    "too_many": (
-        "验证码已连续答错 {n} 次，为免被官方系统封禁已停止；请 {minutes} 分钟后重新发起查询 "
-        "(stopped after {n} wrong answers so the official system does not block us; start a new lookup "
-        "in {minutes} minutes)"
-    ),
-    "token_expired": (
-        "查询令牌已过期，已重新登录并换了新的验证码 (the session token expired; here is a new captcha)"
-    ),
-    "captcha_expired": "验证码已失效，已换一张新的验证码 (the captcha expired; here is a new one)",
-    "unreachable": (
-        "本机无法连接官方系统（{zh}）：请检查代理/网络，或手工查询后记录结果 "
-        "(this machine cannot reach the official system: {en}; check the proxy/network, or record the lookup "
-        "by hand)"
-    ),
-    "timeout": "官方系统响应超时：{detail}；可稍后点“重试” (the official system timed out; retry later)",
-    "failed": "查询失败：{detail}；可稍后点“重试” (lookup failed; retry later)",
-    "completed": "查询完成，共 {n} 条记录 (lookup finished: {n} records)",
+    "captcha_ready": N_("请查看验证码并作答"),
+    "wrong_answer": N_("验证码答案不正确（第 %(n)d/%(limit)d 次），已换一张新的验证码"),
+    "too_many": N_("验证码已连续答错 %(n)d 次，为免被官方系统封禁已停止；请 %(minutes)d 分钟后重新发起查询"),
+    "token_expired": N_("查询令牌已过期，已重新登录并换了新的验证码"),
+    "captcha_expired": N_("验证码已失效，已换一张新的验证码"),
+    "unreachable": N_("本机无法连接官方系统（%(cause)s）：请检查代理/网络，或手工查询后记录结果"),
+    "timeout": N_("官方系统响应超时：%(detail)s；可稍后点“重试”，或手工查询后记录结果"),
+    "failed": N_("查询失败：%(detail)s；可稍后点“重试”，或手工查询后记录结果"),
+    "completed": N_("查询完成，共 %(n)d 条记录"),
 }
+# Why this machine could not reach the official system (scrapers.http Unreachable.reason).
+UNREACHABLE_CAUSES = {
+    "dns": N_("域名无法解析"),
+    "refused": N_("连接被拒绝"),
+    "network": N_("网络不可达"),
+}
+# A fetch failure (scrapers.http FetchError.code) in words, for the "timeout"/"failed" messages.
+FETCH_PROBLEMS = {
+    "timeout": N_("在规定时间内没有回复"),
+    "too_large": N_("回复超过大小上限"),
+    "blocked_address": N_("官方系统的地址不在允许访问的范围内（见 fetch_allow_cidrs 设置）"),
+    "bad_url": N_("官方系统的网址配置无效"),
+    "too_many_redirects": N_("重定向次数过多"),
+    "connection": N_("连接中断"),
+    "fetch_failed": N_("未能取得回复"),
+}
+# A lookup error whose message has no translation, by its code (scrapers.official LookupFailed.code).
+LOOKUP_PROBLEMS = {
+    "refused": N_("官方系统拒绝了请求"),
+    "malformed": N_("官方系统的回复格式无法识别"),
+    "failed": N_("官方系统没有给出结果"),
+}
+INTERNAL_ERROR = N_("内部错误")
+
+
+def translate(value: Any) -> str:
+    """A stored {"msgid", "params"} (params may nest) in the current UI language; plain text as it is."""
+    if isinstance(value, dict) and isinstance(value.get("msgid"), str):
+        params = {
+            name: translate(item) if isinstance(item, dict) else item
+            for name, item in (value.get("params") or {}).items()
+        }
+        fallback = value.get("fallback")
+        text = _(value["msgid"])
+        if fallback and text == value["msgid"] and str(get_locale() or "zh") != "zh":
+            text = _(fallback)  # no translation of the system's own words: say what kind of failure it was
+        return text % params if params else text
+    return "" if value is None else str(value)
+
+
+def message_of(key: str, **params: Any) -> dict[str, Any]:
+    """A lookup message to store: its msgid and values (a value may itself be such a message)."""
+    return {"msgid": MESSAGES[key], "params": params}
+
+
+def message_text(lookup: Lookup, locale: str | None = None) -> str:
+    """The lookup's message in the UI language (or `locale`), from the stored msgid; else the stored text."""
+    stored = (lookup.captcha_extra or {}).get("message")
+    if stored is None:
+        return lookup.message or ""
+    if locale is None:
+        return translate(stored)
+    with force_locale(locale):
+        return translate(stored)
 
 
 def _now() -> datetime:
@@ -94,20 +140,14 @@ def parse_kind(value: Any) -> LookupKind:
     try:
         return LookupKind(str(value))
     except ValueError:
-        raise InvalidInput(
-            f"查询类型须为 {', '.join(kind.value for kind in LookupKind)} (kind must be icp or licence)",
-            field="kind",
-        ) from None
+        raise InvalidInput(_("查询类型须为 icp（ICP 备案）或 licence（许可证）"), field="kind") from None
 
 
 def clean_query(value: Any, provider: Provider) -> str:
     """The name to look up: the text given (trimmed) or the provider's legal name."""
     text = unicodedata.normalize("NFC", str(value or "")).strip() or provider.legal_name
     if len(text) < 2 or len(text) > MAX_QUERY:
-        raise InvalidInput(
-            f"查询名称须为 2-{MAX_QUERY} 个字符 (the name to look up must be 2-{MAX_QUERY} characters)",
-            field="query",
-        )
+        raise InvalidInput(_("查询名称须为 2-%(max)d 个字符", max=MAX_QUERY), field="query")
     return text
 
 
@@ -118,16 +158,11 @@ def clean_answer(kind: LookupKind, value: Any) -> str:
         text = text.split(".", 1)[0]
         if not _ICP_ANSWER.fullmatch(text):
             raise InvalidInput(
-                "请在验证码大图上点击缺口位置，或填写缺口的横坐标（0-9999 的整数） "
-                "(click the gap in the big picture, or enter its x offset as a whole number)",
-                field="answer",
+                _("请在验证码大图上点击缺口位置，或填写缺口的横坐标（0-9999 的整数）"), field="answer"
             )
         return str(int(text))
     if not _TEXT_ANSWER.fullmatch(text):
-        raise InvalidInput(
-            "请填写图片中的 1-8 个字母或数字 (enter the 1-8 letters or digits shown in the picture)",
-            field="answer",
-        )
+        raise InvalidInput(_("请填写图片中的 1-8 个字母或数字"), field="answer")
     return text
 
 
@@ -136,7 +171,7 @@ def get_lookup(session: Session, *, lookup_id: int) -> Lookup:
     """One lookup, or NotFound."""
     lookup = session.get(Lookup, lookup_id)
     if lookup is None:
-        raise NotFound(f"查询 {lookup_id} 不存在 (lookup not found)", field="lookup_id")
+        raise NotFound(_("查询 %(id)d 不存在", id=lookup_id), field="lookup_id")
     return lookup
 
 
@@ -194,15 +229,13 @@ def start_lookup(
     """Create a lookup and queue the job that fetches its first captcha."""
     provider = session.get(Provider, provider_id)
     if provider is None:
-        raise NotFound(f"供应商 {provider_id} 不存在 (provider not found)", field="provider_id")
+        raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
     kind = parse_kind(kind)
     text = clean_query(query, provider)
     if _cooling_down(session, kind, max_failures) is not None:
         minutes = int(COOL_DOWN.total_seconds() // 60)
         raise Conflict(
-            f"最近有查询因验证码答错过多而停止，请 {minutes} 分钟后再试 "
-            f"(a recent lookup stopped after too many wrong answers; try again in {minutes} minutes)",
-            field="kind",
+            _("最近有查询因验证码答错过多而停止，请 %(minutes)d 分钟后再试", minutes=minutes), field="kind"
         )
     actor_id, actor_name = _actor(user)
     lookup = Lookup(
@@ -217,12 +250,10 @@ def submit_answer(session: Session, *, lookup_id: int, answer: Any, user: Any) -
     """Take the analyst's captcha answer and queue the job that checks it and runs the query."""
     lookup = get_lookup(session, lookup_id=lookup_id)
     if lookup.state != LookupState.awaiting_answer or not lookup.captcha_uuid:
-        raise Conflict(
-            "当前没有等待作答的验证码，请刷新页面 (no captcha is waiting for an answer; reload the page)",
-            field="answer",
-        )
+        raise Conflict(_("当前没有等待作答的验证码，请刷新页面"), field="answer")
     cleaned = clean_answer(LookupKind(lookup.kind), answer)
     lookup.state, lookup.message, lookup.updated_at = LookupState.checking, None, _now()
+    lookup.captcha_extra = {**(lookup.captcha_extra or {}), "message": None}
     session.add(lookup)
     session.commit()
     return _enqueue_step(session, lookup, user, "answer", answer=cleaned)
@@ -246,17 +277,11 @@ def retry_lookup(session: Session, *, lookup_id: int, user: Any, max_failures: i
     """Fetch a new captcha for a failed or stalled lookup (not for one stopped by wrong answers)."""
     lookup = get_lookup(session, lookup_id=lookup_id)
     if lookup.failures >= max_failures:
-        raise Conflict(
-            "此查询因验证码答错过多而停止，请稍后新建查询 "
-            "(stopped after too many wrong answers; start a new one later)",
-            field="lookup_id",
-        )
+        raise Conflict(_("此查询因验证码答错过多而停止，请稍后新建查询"), field="lookup_id")
     if not can_retry(session, lookup, max_failures=max_failures):
-        raise Conflict(
-            "只有失败或中断的查询可以重试 (only a failed or interrupted lookup can be retried)",
-            field="lookup_id",
-        )
+        raise Conflict(_("只有失败或中断的查询可以重试"), field="lookup_id")
     lookup.state, lookup.message, lookup.updated_at = LookupState.pending, None, _now()
+    lookup.captcha_extra = {}
     session.add(lookup)
     session.commit()
     return _enqueue_step(session, lookup, user, "captcha")
@@ -281,17 +306,20 @@ class _Step:
             self.licence = miit_licence.LicenceClient(self.recorder, settings.lookup_licence_base_url)
 
     # state -------------------------------------------------------------------------------------
-    def save(self, state: LookupState, message: str | None = None) -> None:
+    def save(self, state: LookupState, message: dict[str, Any]) -> None:
+        """Store the state and its message (msgid + values for the page; Chinese text for API and logs)."""
         lookup = self.lookup
-        lookup.state, lookup.message, lookup.updated_at = state, message, _now()
+        with force_locale("zh"):
+            text = translate(message)
+        lookup.state, lookup.message, lookup.updated_at = state, text, _now()
+        lookup.captcha_extra = {**(lookup.captcha_extra or {}), "message": message}
         self.session.add(lookup)
         self.session.commit()
 
-    def fail(self, message: str, *, code: str | None = None) -> None:
+    def fail(self, message: dict[str, Any], *, code: str | None = None) -> None:
         self.lookup.captcha_uuid = None
-        if code is not None:
-            # Why it failed, for the page to say in the UI language (a new captcha replaces captcha_extra).
-            self.lookup.captcha_extra = {"failure": code}
+        # Why it failed, for the page to say in the UI language (a new captcha replaces captcha_extra).
+        self.lookup.captcha_extra = {"failure": code} if code is not None else {}
         self.save(LookupState.failed, message)
 
     # ICP token ---------------------------------------------------------------------------------
@@ -322,7 +350,7 @@ class _Step:
         except TokenExpired:
             return self.icp.captcha(self.token(fresh=True)), "icp_captcha"
 
-    def new_captcha(self, message: str | None = None) -> None:
+    def new_captcha(self, message: dict[str, Any] | None = None) -> None:
         captcha, purpose = self._fetch_captcha()
         parent = self.recorder.last(purpose)
         assert parent is not None  # the recorder stored the reply before it was parsed
@@ -341,7 +369,7 @@ class _Step:
         lookup.captcha_uuid = captcha.uuid
         lookup.captcha_evidence_id = images[0].id
         lookup.captcha_extra = {**captcha.extra, "images": [row.id for row in images]}
-        self.save(LookupState.awaiting_answer, message or MESSAGES["captcha_ready"])
+        self.save(LookupState.awaiting_answer, message or message_of("captcha_ready"))
 
     # answer ------------------------------------------------------------------------------------
     def _query(self, answer: str) -> tuple[list[dict[str, Any]], str]:
@@ -367,22 +395,22 @@ class _Step:
             limit = self.settings.lookup_max_failures
             if lookup.failures >= limit:
                 minutes = int(COOL_DOWN.total_seconds() // 60)
-                self.fail(MESSAGES["too_many"].format(n=lookup.failures, minutes=minutes))
+                self.fail(message_of("too_many", n=lookup.failures, minutes=minutes))
                 return
-            self.new_captcha(MESSAGES["wrong_answer"].format(n=lookup.failures, limit=limit))
+            self.new_captcha(message_of("wrong_answer", n=lookup.failures, limit=limit))
             return
         except TokenExpired:
             lookup.token = None
-            self.new_captcha(MESSAGES["token_expired"])
+            self.new_captcha(message_of("token_expired"))
             return
         except CaptchaExpired:
-            self.new_captcha(MESSAGES["captcha_expired"])
+            self.new_captcha(message_of("captcha_expired"))
             return
         result = self.recorder.last(purpose)
         lookup.records = records
         lookup.result_evidence_id = result.id if result is not None else None
         lookup.completed_at = _now()
-        self.save(LookupState.completed, MESSAGES["completed"].format(n=len(records)))
+        self.save(LookupState.completed, message_of("completed", n=len(records)))
 
 
 def run_step(
@@ -404,20 +432,21 @@ def run_step(
         elif step == "answer":
             work.answer(answer or "")
         else:
-            raise InvalidInput(f"未知步骤 {step} (unknown step; captcha or answer)", field="step")
+            raise InvalidInput(_("未知步骤 %(step)s（可选 captcha 或 answer）", step=step), field="step")
     except Unreachable as exc:
-        zh, en = UNREACHABLE_HINTS[exc.reason]
-        work.fail(MESSAGES["unreachable"].format(zh=zh, en=en), code=exc.code)
-    except FetchTimeout as exc:
-        work.fail(MESSAGES["timeout"].format(detail=exc.message))
+        cause = {"msgid": UNREACHABLE_CAUSES.get(exc.reason, FETCH_PROBLEMS["connection"])}
+        work.fail(message_of("unreachable", cause=cause), code=exc.code)
     except FetchError as exc:
-        work.fail(MESSAGES["failed"].format(detail=exc.message))
+        key = "timeout" if exc.code == "timeout" else "failed"
+        detail = {"msgid": FETCH_PROBLEMS.get(exc.code, FETCH_PROBLEMS["fetch_failed"])}
+        work.fail(message_of(key, detail=detail), code=exc.code)
     except LookupFailed as exc:
-        work.fail(MESSAGES["failed"].format(detail=exc.message))
+        detail = {**exc.as_json(), "fallback": LOOKUP_PROBLEMS.get(exc.code, LOOKUP_PROBLEMS["failed"])}
+        work.fail(message_of("failed", detail=detail))
     except Exception:
         # A bug must not leave the page waiting forever: fail the lookup visibly, then the job.
         session.rollback()
-        work.fail(MESSAGES["failed"].format(detail="内部错误 (internal error)"))
+        work.fail(message_of("failed", detail={"msgid": INTERNAL_ERROR}))
         raise
     if lookup.state == LookupState.completed:
         recheck(
@@ -427,8 +456,8 @@ def run_step(
     if lookup.state == LookupState.failed:
         result |= job_result_outcome(
             "failed",
-            f"官方查询未完成：{lookup.message}",
-            f"The official lookup did not finish: {lookup.message}",
+            f"官方查询未完成：{message_text(lookup, 'zh')}",
+            f"The official lookup did not finish: {message_text(lookup, 'en')}",
         )
     return result
 
@@ -458,9 +487,25 @@ _licence_job = _job(LookupKind.licence)
 
 
 # ------------------------------------------------------------------------------------------------ facts
+def latest_manual(session: Session, *, provider_id: int, kind: LookupKind) -> Lookup | None:
+    """The provider's most recent lookup of a kind recorded by hand."""
+    return session.exec(
+        select(Lookup)
+        .where(Lookup.provider_id == provider_id, Lookup.kind == kind, Lookup.state == LookupState.manual)
+        .order_by(col(Lookup.id).desc())
+        .limit(1)
+    ).first()
+
+
 def lookup_facts(session: Session, *, provider_id: int, kind: LookupKind) -> dict[str, Any] | None:
-    """The latest completed lookup of a kind: its query, records and the evidence behind them."""
-    lookup = latest_completed(session, provider_id=provider_id, kind=kind)
+    """The lookup the rules read: the latest automatic one, else the latest recorded by hand.
+
+    An automatic lookup (the official system's own reply) outranks an analyst's record of what the site
+    showed; a manual one outranks none. The fact carries "manual" (who, when they looked) for the findings.
+    """
+    lookup = latest_completed(session, provider_id=provider_id, kind=kind) or latest_manual(
+        session, provider_id=provider_id, kind=kind
+    )
     if lookup is None:
         return None
     refs = []
@@ -468,13 +513,18 @@ def lookup_facts(session: Session, *, provider_id: int, kind: LookupKind) -> dic
         row = evidence_service.get_evidence(session, evidence_id=lookup.result_evidence_id, with_body=False)
         refs.append(evidence_service.evidence_ref(row))
     completed = aware(lookup.completed_at)
-    return {
+    fact: dict[str, Any] = {
         "lookup_id": lookup.id,
         "query": lookup.query,
         "completed_at": completed.isoformat() if completed else None,
         "records": lookup.records,
         "evidence": refs,
     }
+    manual = manual_lookups.manual_info(lookup)
+    if manual is not None:
+        looked = manual["looked_at"]
+        fact["manual"] = {"by": manual["by"], "looked_at": looked.isoformat() if looked else None}
+    return fact
 
 
 @fact_source("icp_lookup")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import secrets
 
+from flask_babel import gettext as _
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from app.services.errors import InvalidInput
@@ -17,8 +18,8 @@ MIN_SCORE = 3
 SCORED_PREFIX = 72
 
 
-def _refuse(zh: str, en: str) -> InvalidInput:
-    return InvalidInput(f"密码{zh} (password {en})", field="password")
+def _refuse(message: str) -> InvalidInput:
+    return InvalidInput(message, field="password")
 
 
 @functools.cache
@@ -43,18 +44,15 @@ def check_policy(password: str, *, username: str) -> None:
     password = password or ""
     name = (username or "").strip().casefold()
     if len(password) < MIN_LENGTH:
-        raise _refuse(f"至少 {MIN_LENGTH} 个字符", f"needs {MIN_LENGTH}+ characters")
+        raise _refuse(_("密码至少 %(least)s 个字符", least=MIN_LENGTH))
     if len(password) > MAX_LENGTH:
-        raise _refuse(f"最多 {MAX_LENGTH} 个字符", f"may have at most {MAX_LENGTH} characters")
+        raise _refuse(_("密码最多 %(most)s 个字符", most=MAX_LENGTH))
     if name and (password.casefold() == name or (len(name) >= 3 and name in password.casefold())):
-        raise _refuse("不能是或包含用户名", "must not be or contain the user name")
+        raise _refuse(_("密码不能是或包含用户名"))
     if _is_common(password):
-        raise _refuse("是常见密码，请换一个", "is a common password; choose another")
+        raise _refuse(_("密码是常见密码，请换一个"))
     if _score(password, name) < MIN_SCORE:
-        raise _refuse(
-            "太容易猜到（常见词、键盘序列或简单规律），请用更长的词组",
-            "is too easy to guess (common words, keyboard runs or simple patterns); use a longer passphrase",
-        )
+        raise _refuse(_("密码太容易猜到（常见词、键盘序列或简单规律），请用更长的词组"))
 
 
 def hash_password(password: str) -> str:

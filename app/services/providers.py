@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
+from flask_babel import gettext as _
 from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import object_session, selectinload
 from sqlmodel import Session, SQLModel, col, func, or_, select
@@ -72,8 +73,7 @@ def _derive_filing(filing: Filing, field: str) -> None:
     if filing.kind is None:
         if ident.kind not in set(FilingKind):
             raise InvalidInput(
-                "无法从号码判断类型，请选择 ICP 备案 / ICP 证 / 公网安备 "
-                "(cannot tell the filing kind from the number; choose icp_filing, icp_licence or psb_filing)",
+                _("无法从号码判断类型，请选择 ICP 备案 / ICP 证 / 公网安备"),
                 field=_join(field, "kind"),
             )
         filing.kind = FilingKind(ident.kind)
@@ -113,7 +113,7 @@ def child_kind(collection: str) -> ChildKind:
     try:
         return CHILD_KINDS[collection]
     except KeyError:
-        raise NotFound(f"没有这种记录：{collection} (unknown record kind)", field="collection") from None
+        raise NotFound(_("没有这种记录：%(kind)s", kind=collection), field="collection") from None
 
 
 # ---------------------------------------------------------------- reading
@@ -131,7 +131,7 @@ def get_provider(session: Session, *, provider_id: int) -> Provider:
     """Load one provider with every nested record, or raise NotFound."""
     provider = session.exec(select(Provider).where(Provider.id == provider_id).options(*_eager())).first()
     if provider is None:
-        raise NotFound(f"供应商 {provider_id} 不存在 (provider not found)", field="id")
+        raise NotFound(_("供应商 %(id)s 不存在", id=provider_id), field="id")
     return provider
 
 
@@ -192,7 +192,7 @@ def parse_query(params: dict[str, Any]) -> ProviderQuery:
     }
     for key, values in allowed.items():
         if key in cleaned and cleaned[key] not in values:
-            errors.append(FieldError(key, f"取值无效，可选：{', '.join(values)} (accepted values)"))
+            errors.append(FieldError(key, _("取值无效，可选：%(expected)s", expected=", ".join(values))))
     if "province" in cleaned:
         try:
             cleaned["province"] = resolve_province_name(cleaned["province"])
@@ -205,9 +205,9 @@ def parse_query(params: dict[str, Any]) -> ProviderQuery:
         query = None
     if query is not None:
         if not 1 <= query.page <= MAX_PAGE:  # the upper bound keeps OFFSET inside a database integer
-            errors.append(FieldError("page", f"页码须为 1-{MAX_PAGE} (page must be 1-{MAX_PAGE})"))
+            errors.append(FieldError("page", _("页码须为 1-%(most)s", most=MAX_PAGE)))
         if not 1 <= query.per_page <= 100:
-            errors.append(FieldError("per_page", "每页 1-100 条 (per_page must be 1-100)"))
+            errors.append(FieldError("per_page", _("每页 1-100 条")))
     if errors:
         raise InvalidInput(errors)
     return query
@@ -335,14 +335,14 @@ def _resolve_datacenter(
     if data.datacenter_name:
         if data.datacenter_name not in index.by_name:
             raise InvalidInput(
-                f"本供应商没有名为“{data.datacenter_name}”的机房 (no such datacenter for this provider)",
+                _("本供应商没有名为“%(name)s”的机房", name=data.datacenter_name),
                 field=_join(field, "datacenter_name"),
             )
         offer.datacenter = index.by_name[data.datacenter_name]
     elif data.datacenter_id is not None:
         if data.datacenter_id not in index.by_id:
             raise InvalidInput(
-                "机房不属于本供应商 (datacenter does not belong to this provider)",
+                _("机房不属于本供应商"),
                 field=_join(field, "datacenter_id"),
             )
         offer.datacenter = index.by_id[data.datacenter_id]
@@ -377,7 +377,7 @@ def _replace_children(provider: Provider, collection: str, items: list[Any]) -> 
     for index, data in enumerate(items):
         field = f"{collection}[{index}]"
         if data.id is not None and data.id not in current:
-            raise InvalidInput("本供应商没有这条记录 (no such record for this provider)", field=f"{field}.id")
+            raise InvalidInput(_("本供应商没有这条记录"), field=f"{field}.id")
         record = current.get(data.id) if data.id is not None else kind.table()
         if id(record) not in present:
             records.append(record)
@@ -400,7 +400,7 @@ def _check_datacenter_names(payload: ProviderCreate) -> None:
     for index, datacenter in enumerate(payload.datacenters):
         if datacenter.name in seen:
             raise InvalidInput(
-                "同一供应商的机房名称不能重复 (datacenter names must be unique per provider)",
+                _("同一供应商的机房名称不能重复"),
                 field=f"datacenters[{index}].name",
             )
         seen.add(datacenter.name)
@@ -412,7 +412,12 @@ def _check_unique_uscc(session: Session, uscc: str | None, provider_id: int | No
     other = session.exec(select(Provider).where(Provider.uscc == uscc)).first()
     if other is not None and other.id != provider_id:
         raise Conflict(
-            f"统一社会信用代码 {uscc} 已登记在“{other.legal_name}”(#{other.id}) 名下 (already registered)",
+            _(
+                "统一社会信用代码 %(uscc)s 已登记在“%(name)s”(#%(id)s) 名下",
+                uscc=uscc,
+                name=other.legal_name,
+                id=other.id,
+            ),
             field="uscc",
         )
 
@@ -423,7 +428,7 @@ def _commit(session: Session, *, provider_id: int | None = None, expected: int |
         commit_versioned(session, PROVIDER_VERSIONS, provider_id, expected)
     except sa.exc.IntegrityError as exc:
         session.rollback()
-        raise Conflict(f"与已有数据冲突 (conflicts with stored data): {exc.orig}", field="") from None
+        raise Conflict(_("与已有数据冲突：%(detail)s", detail=exc.orig), field="") from None
 
 
 def build_provider(*, data: Any) -> Provider:
@@ -494,7 +499,7 @@ def _merge_items(current: list[dict[str, Any]], items: list[Any]) -> list[Any]:
 def update_provider(session: Session, *, provider_id: int, patch: dict[str, Any]) -> Provider:
     """Apply a partial change; `patch["version"]` must match the stored version."""
     if not isinstance(patch, dict):
-        raise InvalidInput("请求体须为 JSON 对象 (body must be a JSON object)", field="")
+        raise InvalidInput(_("请求体须为 JSON 对象"), field="")
     provider = get_provider(session, provider_id=provider_id)
     expected = _check_version(session, provider, patch.get("version"))
     _validate(ProviderPatch, patch)
@@ -550,7 +555,7 @@ def save_child(
     if collection == "datacenters":
         clash = [dc for dc in provider.datacenters if dc.name == payload.name and dc is not record]
         if clash:
-            raise InvalidInput("同一供应商的机房名称不能重复 (must be unique per provider)", field="name")
+            raise InvalidInput(_("同一供应商的机房名称不能重复"), field="name")
     _apply_child(provider, kind, record, payload, "")
     _touch(provider)
     _commit(session, provider_id=provider_id, expected=expected)
@@ -563,7 +568,7 @@ def find_child(provider: Provider, *, collection: str, child_id: int) -> Any:
     for record in getattr(provider, collection):
         if record.id == child_id:
             return record
-    raise NotFound(f"记录 {child_id} 不存在 (record not found)", field="id")
+    raise NotFound(_("记录 %(id)s 不存在", id=child_id), field="id")
 
 
 @atomic

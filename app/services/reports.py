@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from flask_babel import gettext as _
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, func, select
@@ -39,7 +40,7 @@ def parse_language(value: Any) -> str:
     """A report language code (zh or en); anything else is an InvalidInput naming the field."""
     text = (value or "zh").strip().lower() if isinstance(value, str) else value
     if text not in LANGUAGES:
-        raise InvalidInput(f"报告语言须为 {' 或 '.join(LANGUAGES)} (lang must be zh or en)", field="lang")
+        raise InvalidInput(_("报告语言须为 %(accepted)s", accepted=" / ".join(LANGUAGES)), field="lang")
     return text
 
 
@@ -121,7 +122,7 @@ def _export(
             "exported %s report %s (%d pages, %d bytes)", kind.value, number, pdf.pages, len(pdf.data)
         )
         return record
-    raise Conflict("报告编号冲突，请重试 (could not allocate a report number, try again)", field="number")
+    raise Conflict(_("报告编号冲突，请重试"), field="number")
 
 
 def export_provider_report(
@@ -196,7 +197,7 @@ def get_export(session: Session, *, export_id: int) -> ExportRecord:
     """One export with its PDF, or NotFound."""
     record = session.get(ExportRecord, export_id)
     if record is None:
-        raise NotFound(f"报告导出记录 {export_id} 不存在 (export not found)", field="id")
+        raise NotFound(_("报告导出记录 %(id)s 不存在", id=export_id), field="id")
     return record
 
 
@@ -204,7 +205,7 @@ def find_export(session: Session, *, number: str) -> ExportRecord:
     """An export by its printed number (e.g. GV-2026-000123), or NotFound."""
     record = session.exec(select(ExportRecord).where(ExportRecord.number == number.strip().upper())).first()
     if record is None:
-        raise NotFound(f"报告编号 {number} 不存在 (no export with this number)", field="number")
+        raise NotFound(_("报告编号 %(number)s 不存在", number=number), field="number")
     return record
 
 
@@ -215,7 +216,7 @@ def verify_export(record: ExportRecord) -> bool:
 
 def _case_inputs(session: Session, case_id: int, now: datetime) -> dict[str, Any]:
     if not cases_available():
-        raise NotFound("选型案例功能尚未启用 (cases are not available yet)", field="case_id")
+        raise NotFound(_("选型案例功能尚未启用"), field="case_id")
     from app.reports.assemble import case_inputs
 
     return case_inputs(session, case_id=case_id, today=now.astimezone().date())

@@ -10,10 +10,13 @@ from __future__ import annotations
 import ipaddress
 import logging
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
+from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import Session, col, select
 
@@ -27,6 +30,7 @@ from app.services.errors import FieldError, InvalidInput, NotFound, from_validat
 from app.services.versions import VersionedKind, check_version, commit_versioned
 from benchmarks.ssh import InvalidKey, SSHError, SSHRunner, SSHTarget, UnknownHostKey, load_private_key
 from benchmarks.ssh import normalize_fingerprint as ssh_normalize_fingerprint
+from benchmarks.ssh_messages import ssh_message
 from scrapers.addresses import AddressPolicy, AddressRefused, ResolveFailed
 
 logger = logging.getLogger(__name__)
@@ -88,7 +92,7 @@ def cipher_from_settings(settings: Any) -> Fernet:
             return Fernet(settings.trial_secret_key.encode())
         except ValueError as exc:
             raise InvalidInput(
-                "GPUVET_TRIAL_SECRET_KEY 须为 Fernet 密钥 (must be a Fernet key: 32 bytes, urlsafe base64)",
+                _("GPUVET_TRIAL_SECRET_KEY 须为 Fernet 密钥（32 字节，URL 安全的 base64）"),
                 field="GPUVET_TRIAL_SECRET_KEY",
             ) from exc
     return Fernet(read_or_create_secret(Path(settings.instance_path) / KEY_FILE, Fernet.generate_key).strip())
@@ -101,8 +105,7 @@ def _decrypt(cipher: Fernet, token: str | None, field: str) -> str | None:
         return cipher.decrypt(token.encode()).decode()
     except InvalidToken:
         raise InvalidInput(
-            "无法解密已保存的凭据：加密密钥已更换，请重新填写 (cannot decrypt the stored secret: "
-            "the encryption key changed; enter it again)",
+            _("无法解密已保存的凭据：加密密钥已更换，请重新填写"),
             field=field,
         ) from None
 
@@ -117,7 +120,7 @@ def _host(value: str | None) -> str | None:
     except ValueError:
         if HOSTNAME.match(value):
             return value.lower()
-    raise ValueError("须为主机名或 IP 地址 (must be a host name or an IP address)")
+    raise ValueError(_("须为主机名或 IP 地址"))
 
 
 BLANKABLE = ("private_key", "passphrase", "password", "host_key_fingerprint", "peer_address", "notes")
@@ -162,7 +165,7 @@ class TrialServerIn(BaseModel):
     @classmethod
     def _username(cls, value: str) -> str:
         if not USERNAME.match(value):
-            raise ValueError("须为 Linux 用户名，如 root、ubuntu (must be a Linux user name)")
+            raise ValueError(_("须为 Linux 用户名，如 root、ubuntu"))
         return value
 
     @field_validator("host_key_fingerprint")
@@ -175,10 +178,7 @@ def normalize_fingerprint(text: str) -> str:
     """`SHA256:<43 base64 chars>` from what ssh-keygen -lf prints (or the bare hash); ValueError else."""
     value = ssh_normalize_fingerprint(text).rstrip("=")
     if not FINGERPRINT.match(value):
-        raise ValueError(
-            "须为 SHA256 指纹，如 ssh-keygen -lf 输出的 SHA256:… "
-            "(must be a SHA256 fingerprint as ssh-keygen -lf prints it)"
-        )
+        raise ValueError(_("须为 SHA256 指纹，如 ssh-keygen -lf 输出的 SHA256:…"))
     return value
 
 
@@ -188,19 +188,13 @@ def _check_secrets(
     """FieldErrors when the chosen login method lacks its secret or the key does not load."""
     if auth_method == AuthMethod.key:
         if not private_key:
-            raise InvalidInput(
-                "使用密钥登录时须填写私钥 (a private key is required for key login)", field="private_key"
-            )
+            raise InvalidInput(_("使用密钥登录时须填写私钥"), field="private_key")
         try:
             load_private_key(private_key, passphrase)
         except InvalidKey as exc:
-            raise InvalidInput(
-                f"私钥无法读取：{exc} (the private key cannot be loaded)", field="private_key"
-            ) from None
+            raise InvalidInput(ssh_message(exc), field="private_key") from None
     elif not password:
-        raise InvalidInput(
-            "使用密码登录时须填写密码 (a password is required for password login)", field="password"
-        )
+        raise InvalidInput(_("使用密码登录时须填写密码"), field="password")
 
 
 def _check_links(session: Session, server: TrialServer) -> None:
@@ -212,16 +206,42 @@ def _check_links(session: Session, server: TrialServer) -> None:
         raise InvalidInput(errors)
 
 
+@contextmanager
+def _also_naming(errors: list[FieldError]) -> Iterator[None]:
+    """Run checks whose failure (InvalidInput or a ValidationError) is raised together with `errors`."""
+    try:
+        yield
+    except ValidationError as exc:
+        raise InvalidInput([*errors, *from_validation_error(exc).errors]) from None
+    except InvalidInput as exc:
+        raise InvalidInput([*errors, *exc.errors]) from None
+
+
+def _missing_offer(session: Session, provider_id: int, data: dict[str, Any]) -> list[FieldError]:
+    """The offer field's error when the provider has offers and `data` names none of them."""
+    if str(data.get("offer_id") or "").strip():
+        return []
+    has_offers = session.exec(select(Offer.id).where(Offer.provider_id == provider_id).limit(1)).first()
+    if has_offers is None:
+        return []
+    return [
+        FieldError(
+            "offer_id",
+            _("请选择这台服务器对应的报价：该供应商已登记报价，测试结果要与所选报价的标称值比较。"),
+        )
+    ]
+
+
 def _link_errors(session: Session, server: TrialServer) -> list[FieldError]:
     errors = []
     if server.offer_id is not None:
         offer = session.get(Offer, server.offer_id)
         if offer is None or offer.provider_id != server.provider_id:
-            errors.append(FieldError("offer_id", "须为该供应商的报价 (must be an offer of this provider)"))
+            errors.append(FieldError("offer_id", _("须为该供应商的报价")))
     if server.peer_id is not None:
         peer = session.get(TrialServer, server.peer_id)
         if peer is None or peer.provider_id != server.provider_id or peer.id == server.id:
-            message = "须为该供应商的另一台试用服务器 (must be another trial server of this provider)"
+            message = _("须为该供应商的另一台试用服务器")
             errors.append(FieldError("peer_id", message))
     return errors
 
@@ -231,7 +251,7 @@ def get_server(session: Session, *, server_id: int) -> TrialServer:
     """One trial server, or NotFound."""
     server = session.get(TrialServer, server_id)
     if server is None:
-        raise NotFound(f"试用服务器 {server_id} 不存在 (trial server not found)", field="trial_server_id")
+        raise NotFound(_("试用服务器 %(id)s 不存在", id=server_id), field="trial_server_id")
     return server
 
 
@@ -251,15 +271,18 @@ def create_server(
     cipher: Fernet,
     user: Any = None,
     policy: AddressPolicy = STRICT,
+    require_offer: bool = False,
 ) -> TrialServer:
-    """Validate and store a new trial server with its secret encrypted (address policy checked)."""
+    """Validate and store a new trial server with its secret encrypted (address policy checked).
+
+    With `require_offer` (the page's form), a provider with offers must have one chosen.
+    """
     if session.get(Provider, provider_id) is None:
-        raise NotFound(f"供应商 {provider_id} 不存在 (provider not found)", field="provider_id")
-    try:
+        raise NotFound(_("供应商 %(id)s 不存在", id=provider_id), field="provider_id")
+    missing = _missing_offer(session, provider_id, data) if require_offer else []
+    with _also_naming(missing):
         entered = TrialServerIn.model_validate(data)
-    except ValidationError as exc:
-        raise from_validation_error(exc) from None
-    _check_secrets(entered.auth_method, entered.private_key, entered.passphrase, entered.password)
+        _check_secrets(entered.auth_method, entered.private_key, entered.passphrase, entered.password)
     secret = entered.private_key if entered.auth_method == AuthMethod.key else entered.password
     server = TrialServer(
         provider_id=provider_id,
@@ -274,7 +297,10 @@ def create_server(
         host_key_pinned_at=utcnow() if entered.host_key_fingerprint else None,
         created_by_name=getattr(user, "username", None) or session.info.get("actor", (None, "system"))[1],
     )
-    check_literal_addresses(server, policy)
+    with _also_naming(missing):
+        check_literal_addresses(server, policy)
+    if missing:
+        raise InvalidInput(missing)
     _check_links(session, server)
     session.add(server)
     session.commit()
@@ -296,19 +322,23 @@ def update_server(
     data: dict[str, Any],
     cipher: Fernet,
     policy: AddressPolicy = STRICT,
+    require_offer: bool = False,
 ) -> TrialServer:
     """Change a trial server; blank secrets keep the stored ones. A new host or port unpins the key.
 
-    `data["version"]` must be the version the change started from (409 when someone saved in between).
+    `data["version"]` must be the version the change started from (409 when someone saved in between);
+    with `require_offer` (the page's form), a provider with offers must have one chosen.
     """
     server = get_server(session, server_id=server_id)
     data = dict(data)
     expected = check_version(session, SERVER_VERSIONS, server, data.pop("version", None))
+    if require_offer and (missing := _missing_offer(session, server.provider_id, data)):
+        raise InvalidInput(missing)
     current = server_values(server)
     merged = {**current, **{key: value for key, value in data.items() if key in TrialServerIn.model_fields}}
     unknown = sorted(set(data) - set(TrialServerIn.model_fields))
     if unknown:
-        raise InvalidInput([FieldError(name, "不认识的字段 (unknown field)") for name in unknown])
+        raise InvalidInput([FieldError(name, _("不认识的字段")) for name in unknown])
     try:
         entered = TrialServerIn.model_validate(merged)
     except ValidationError as exc:
@@ -423,10 +453,8 @@ def fetch_host_key(
     except UnknownHostKey as exc:
         return exc.key_type, exc.fingerprint
     except SSHError as exc:
-        raise InvalidInput(f"无法连接：{exc} (cannot connect)", field="host") from None
-    raise InvalidInput(
-        "服务器接受了未固定的主机密钥 (unexpected: the key was accepted unpinned)", field="host"
-    )
+        raise InvalidInput(_("无法连接：%(reason)s", reason=ssh_message(exc)), field="host") from None
+    raise InvalidInput(_("服务器接受了未固定的主机密钥（不应发生）"), field="host")
 
 
 def pin_host_key(
@@ -451,7 +479,7 @@ def check_connection(
     """Log in with the pinned host key and run `uname -srm`; what the analyst sees as the connection test."""
     if not server.host_key_fingerprint:
         raise InvalidInput(
-            "请先确认并固定服务器的主机密钥指纹 (confirm and pin the server's host key first)",
+            _("请先确认并固定服务器的主机密钥指纹"),
             field="host_key_fingerprint",
         )
     target = ssh_target(server, cipher, policy=policy, timeout=timeout)
@@ -459,10 +487,10 @@ def check_connection(
         with SSHRunner(target).connect() as runner:
             result = runner.run(["uname", "-srm"], timeout=timeout)
     except SSHError as exc:
-        raise InvalidInput(f"无法连接：{exc} (cannot connect)", field="host") from None
+        raise InvalidInput(_("无法连接：%(reason)s", reason=ssh_message(exc)), field="host") from None
     if not result.ok:
         raise InvalidInput(
-            f"登录成功，但命令失败：{result.stderr.strip()[:300]} (logged in, but the command failed)",
+            _("登录成功，但命令失败：%(stderr)s", stderr=result.stderr.strip()[:300]),
             field="host",
         )
     return {"address": target.host, "uname": result.stdout.strip()[:300]}
@@ -510,10 +538,10 @@ def start_server_job(
     """Queue a host-key fetch or connection test for a server (one of each at a time)."""
     server = get_server(session, server_id=server_id)
     if kind not in (HOST_KEY_KIND, CHECK_KIND):
-        raise InvalidInput(f"未知任务类型 {kind} (unknown job kind)", field="kind")
+        raise InvalidInput(_("未知任务类型 %(kind)s", kind=kind), field="kind")
     if kind == CHECK_KIND and not server.host_key_fingerprint:
         raise InvalidInput(
-            "请先确认并固定服务器的主机密钥指纹 (confirm and pin the server's host key first)",
+            _("请先确认并固定服务器的主机密钥指纹"),
             field="host_key_fingerprint",
         )
     check_literal_addresses(server, policy)

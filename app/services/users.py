@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
+from flask_babel import gettext as _
 from sqlmodel import Session, select
 
 from app.localtime import aware
@@ -35,14 +36,12 @@ def create_user(session: Session, *, username: str, password: str, role: str) ->
     """Create an account with a hashed password."""
     username = (username or "").strip()
     if not 2 <= len(username) <= 60:
-        raise InvalidInput("用户名须为 2-60 个字符 (username must be 2-60 characters)", field="username")
+        raise InvalidInput(_("用户名须为 2-60 个字符"), field="username")
     if role not in {r.value for r in Role}:
-        raise InvalidInput(
-            "角色须为 admin、analyst 或 viewer (role must be admin, analyst or viewer)", field="role"
-        )
+        raise InvalidInput(_("角色须为 admin、analyst 或 viewer"), field="role")
     passwords.check_policy(password, username=username)
     if session.exec(select(User).where(User.username == username)).first():
-        raise Conflict(f"用户 {username} 已存在 (user already exists)", field="username")
+        raise Conflict(_("用户 %(name)s 已存在", name=username), field="username")
     user = User(username=username, password_hash=passwords.hash_password(password), role=Role(role))
     session.add(user)
     session.commit()
@@ -53,7 +52,7 @@ def get_user(session: Session, *, username: str) -> User:
     """Find an account by name, or raise NotFound."""
     user = session.exec(select(User).where(User.username == username)).first()
     if user is None:
-        raise NotFound(f"用户 {username} 不存在 (no such user)", field="username")
+        raise NotFound(_("用户 %(name)s 不存在", name=username), field="username")
     return user
 
 
@@ -93,9 +92,7 @@ def _expiry(expires_days: int | None) -> datetime | None:
     if expires_days is None:
         return None
     if isinstance(expires_days, bool) or not 1 <= expires_days <= MAX_TOKEN_DAYS:
-        raise InvalidInput(
-            f"有效天数须为 1-{MAX_TOKEN_DAYS} (expires_days must be 1-{MAX_TOKEN_DAYS})", field="expires_days"
-        )
+        raise InvalidInput(_("有效天数须为 1-%(most)s", most=MAX_TOKEN_DAYS), field="expires_days")
     return datetime.now(UTC) + timedelta(days=expires_days)
 
 
@@ -121,7 +118,7 @@ def revoke_token(session: Session, *, token_id: int, owner_id: int | None = None
     """Revoke a token (kept, marked revoked); with `owner_id`, only that user's own tokens are found."""
     api_token = session.get(ApiToken, token_id)
     if api_token is None or (owner_id is not None and api_token.user_id != owner_id):
-        raise NotFound(f"令牌 {token_id} 不存在 (no such token)", field="id")
+        raise NotFound(_("令牌 %(id)s 不存在", id=token_id), field="id")
     if api_token.revoked_at is None:
         api_token.revoked_at = datetime.now(UTC)
         session.commit()
@@ -188,19 +185,15 @@ def update_user(
     """Change an account's role or active flag; the last active admin and one's own account are protected."""
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"用户 {user_id} 不存在 (no such user)", field="id")
+        raise NotFound(_("用户 %(name)s 不存在", name=user_id), field="id")
     if role is not None and role not in {r.value for r in Role}:
-        raise InvalidInput(
-            "角色须为 admin、analyst 或 viewer (role must be admin, analyst or viewer)", field="role"
-        )
+        raise InvalidInput(_("角色须为 admin、analyst 或 viewer"), field="role")
     demotes = role is not None and role != Role.admin and user.role == Role.admin
     deactivates = active is False and user.active
     if (demotes or deactivates) and user.id == acting_id:
-        raise InvalidInput(
-            "不能降低自己的角色或停用自己 (you cannot demote or deactivate yourself)", field="role"
-        )
+        raise InvalidInput(_("不能降低自己的角色或停用自己"), field="role")
     if (demotes or deactivates) and user.role == Role.admin and _active_admins(session) <= 1:
-        raise Conflict("至少要保留一名启用的管理员 (at least one active admin must remain)", field="role")
+        raise Conflict(_("至少要保留一名启用的管理员"), field="role")
     if role is not None:
         user.role = Role(role)
     if deactivates:
@@ -215,7 +208,7 @@ def set_password(session: Session, *, user_id: int, password: str) -> User:
     """Replace an account's password."""
     user = session.get(User, user_id)
     if user is None:
-        raise NotFound(f"用户 {user_id} 不存在 (no such user)", field="id")
+        raise NotFound(_("用户 %(name)s 不存在", name=user_id), field="id")
     passwords.check_policy(password, username=user.username)
     user.password_hash = passwords.hash_password(password)
     end_sessions(user)

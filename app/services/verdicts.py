@@ -93,7 +93,10 @@ def _verified(session: Session, ids: list[int]) -> dict[str, set[int]]:
     """The providers with a completed lookup, a readable latest footer scrape, a finished run or upload."""
     lookups = session.exec(
         select(Lookup.provider_id)
-        .where(col(Lookup.provider_id).in_(ids), Lookup.state == LookupState.completed)
+        .where(
+            col(Lookup.provider_id).in_(ids),
+            col(Lookup.state).in_((LookupState.completed, LookupState.manual)),  # by hand counts too
+        )
         .distinct()
     ).all()
     latest_home = (

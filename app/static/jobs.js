@@ -55,6 +55,7 @@
       })
       .then(function (job) {
         render(box, job);
+        box.dispatchEvent(new CustomEvent("gpuvet:job", { bubbles: true, detail: job })); // e.g. bench_run.js
         if (job.final) {
           if (box.getAttribute("data-reload-when-done") === "true") { window.location.reload(); }
           return;

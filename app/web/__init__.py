@@ -5,10 +5,11 @@ from typing import Any
 
 from flask import Blueprint
 from flask_babel import get_locale
+from jinja2 import pass_context
 
 from app import localtime
 from app.plugins import import_submodules
-from app.web import labels, markers, nav
+from app.web import labels, markers, nav, prose
 
 bp = Blueprint("web", __name__)
 
@@ -30,19 +31,29 @@ def _jinja_globals(state: Any) -> None:
     markers.init_app(state.app)
 
 
+# Label filters take the context so that Jinja never folds them at compile time: {{ 'uscc'|field_label }}
+# would otherwise be frozen in the language of the request that first compiled the template.
 @bp.app_template_filter("label")
-def _label(value: Any, group: str) -> Any:
+@pass_context
+def _label(_context: Any, value: Any, group: str) -> Any:
     return labels.label(value, group)
 
 
 @bp.app_template_filter("field_label")
-def _field_label(name: str) -> Any:
+@pass_context
+def _field_label(_context: Any, name: str) -> Any:
     return labels.field_label(name)
 
 
 @bp.app_template_filter("value_label")
-def _value_label(value: Any, field: str) -> Any:
+@pass_context
+def _value_label(_context: Any, value: Any, field: str) -> Any:
     return labels.value_label(field, value)
+
+
+@bp.app_template_filter("prose")
+def _prose(value: Any) -> Any:
+    return prose.prose(value, str(get_locale() or "zh"))
 
 
 @bp.app_template_filter("num")

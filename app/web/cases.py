@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from flask import Response, abort, current_app, flash, redirect, render_template, request, url_for
+from flask import Response, abort, current_app, flash, jsonify, redirect, render_template, request, url_for
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from app.advice import questionnaire
-from app.advice.answers import SECTIONS
+from app.advice.answers import SECTIONS, validate_step
 from app.advice.knowledge import load
+from app.advice.numbers import fmt
+from app.advice.requirements import preview, storage_name, storage_types_writing
 from app.auth import has_role, role_required
 from app.db import get_session
 from app.limits import parse_id
@@ -117,15 +119,33 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
         ),
     ),
     "compute": (
-        CaseField("nodes", "number", width=3, text=_l("节点数"), help=_l("多机分布式训练至少 2 台")),
-        CaseField("gpus_per_node", "number", width=3, text=_l("每节点 GPU 数")),
+        CaseField(
+            "nodes",
+            "number",
+            width=3,
+            text=_l("节点数"),
+            help=_l("一台 GPU 服务器算一个节点；单机训练只用 1 个"),
+        ),
+        CaseField(
+            "gpus_per_node",
+            "number",
+            width=3,
+            text=_l("每节点 GPU 数"),
+            help=_l("每台服务器插几张 GPU，训练服务器常见 8 张"),
+        ),
         CaseField(
             "gpu_models",
             width=6,
             text=_l("偏好的 GPU 型号"),
             help=_l("按偏好顺序，用逗号分隔，如 H800, A800"),
         ),
-        CaseField("min_gpu_memory_gb", "number", width=3, text=_l("每卡最少显存（GB）")),
+        CaseField(
+            "min_gpu_memory_gb",
+            "number",
+            width=3,
+            text=_l("每卡最少显存（GB）"),
+            help=_l("模型和数据要放进一张卡所需的显存；不确定可不填"),
+        ),
         CaseField("gpu_strict", "checkbox", width=6, text=_l("只接受上面列出的型号")),
     ),
     "model": (
@@ -134,10 +154,27 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
             "decimal",
             width=3,
             text=_l("参数量（十亿）"),
-            help=_l("如 7 表示 70 亿参数"),
+            help=_l("模型有多少参数，以十亿计：7B 模型填 7，70B 模型填 70"),
         ),
-        CaseField("precision", "select", _precisions, width=3, text=_l("梯度精度")),
-        CaseField("target_step_seconds", "decimal", width=3, text=_l("目标步长（秒）")),
+        CaseField(
+            "precision",
+            "select",
+            _precisions,
+            width=3,
+            text=_l("梯度精度"),
+            help=_l("训练时梯度的数值格式，决定每个参数占几个字节；大模型训练多用 bf16，不确定就选 bf16"),
+        ),
+        CaseField(
+            "target_step_seconds",
+            "decimal",
+            width=3,
+            text=_l("目标步长（秒）"),
+            help=_l(
+                "训练一步（一次前向、反向和参数更新）要花的秒数，"
+                "可从训练日志的 step time 或 it/s 的倒数读出；"
+                "它取决于 GPU、批大小和代码，无法只按参数量推算。步长越短，节点间同步要越快"
+            ),
+        ),
         CaseField(
             "sync_share",
             "decimal",
@@ -147,16 +184,28 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
         ),
     ),
     "data": (
-        CaseField("dataset_gb", "decimal", width=3, text=_l("数据集大小（GB）")),
+        CaseField(
+            "dataset_gb",
+            "decimal",
+            width=3,
+            text=_l("数据集大小（GB）"),
+            help=_l("训练要读的全部数据的大小，决定上传要多久"),
+        ),
         CaseField("source", "select", _sources, width=3, text=_l("数据从哪里来")),
         CaseField(
             "samples_per_second",
             "decimal",
             width=3,
             text=_l("读取速度（样本/秒）"),
-            help=_l("全部 GPU 合计，可不填"),
+            help=_l("全部 GPU 每秒合计读多少个样本（如图片、文本块），可不填"),
         ),
-        CaseField("sample_kb", "decimal", width=3, text=_l("平均样本大小（KB）"), help=_l("可不填")),
+        CaseField(
+            "sample_kb",
+            "decimal",
+            width=3,
+            text=_l("平均样本大小（KB）"),
+            help=_l("一个样本平均多大，可不填；和读取速度一起决定存储要多少 IOPS"),
+        ),
     ),
     "site": (
         CaseField(
@@ -167,20 +216,50 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
             "decimal",
             width=6,
             text=_l("办公室上行带宽（Mbps）"),
-            help=_l("从办公室上传数据时必填"),
+            help=_l("宽带的上传速度（不是下载速度），测速网站可查；从办公室上传数据时必填"),
         ),
     ),
     "users": (
         CaseField(
             "user_cities", width=12, text=_l("用户所在城市"), help=_l("用逗号分隔，如 上海, 杭州, 南京")
         ),
-        CaseField("latency_budget_ms", "decimal", width=4, text=_l("可接受的总响应时间（毫秒）")),
-        CaseField("model_time_ms", "decimal", width=4, text=_l("模型计算时间（毫秒）")),
+        CaseField(
+            "latency_budget_ms",
+            "decimal",
+            width=4,
+            text=_l("可接受的总响应时间（毫秒）"),
+            help=_l("用户从发出请求到收到回答能接受多久；往返超过 300 毫秒就会觉得慢"),
+        ),
+        CaseField(
+            "model_time_ms",
+            "decimal",
+            width=4,
+            text=_l("模型计算时间（毫秒）"),
+            help=_l("模型算出一次回答的时间，不含网络；通常几百毫秒"),
+        ),
     ),
     "checkpoint": (
-        CaseField("size_gb", "decimal", width=4, text=_l("检查点大小（GB）")),
-        CaseField("interval_minutes", "decimal", width=4, text=_l("保存间隔（分钟）")),
-        CaseField("acceptable_stall_seconds", "decimal", width=4, text=_l("可接受的停顿（秒）")),
+        CaseField(
+            "size_gb",
+            "decimal",
+            width=4,
+            text=_l("检查点大小（GB）"),
+            help=_l("保存一次训练进度要写多少数据：权重约为参数量 × 每参数字节数，含优化器状态时大好几倍"),
+        ),
+        CaseField(
+            "interval_minutes",
+            "decimal",
+            width=4,
+            text=_l("保存间隔（分钟）"),
+            help=_l("多久保存一次检查点，可不填"),
+        ),
+        CaseField(
+            "acceptable_stall_seconds",
+            "decimal",
+            width=4,
+            text=_l("可接受的停顿（秒）"),
+            help=_l("保存检查点时训练暂停等待写完，能接受停多少秒；决定存储要写多快"),
+        ),
     ),
     "budget": (
         CaseField(
@@ -218,6 +297,118 @@ def _values_for(step: str, stored: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
+def _stored_values(raw: dict[str, Any], step: str) -> dict[str, Any]:
+    """A step's stored answers as the inputs show them; blank or derived answers show today's default."""
+    derived = set(raw.get(questionnaire.DERIVED) or [])
+    own = {name: value for name, value in raw.get(step, {}).items() if f"{step}.{name}" not in derived}
+    stored = dict(raw.get(step, {}))
+    for name, default in questionnaire.derived_defaults(raw, step, own).items():
+        if own.get(name) is None:
+            stored[name] = default.value
+    return _values_for(step, stored)
+
+
+# ---------------------------------------------------------------- what each answer changes
+# The requirement each question's effect line shows (one question per requirement, so no line repeats).
+EFFECTS: dict[str, dict[str, str]] = {
+    "compute": {"gpus_per_node": "gpus_total", "nodes": "allreduce_gb"},
+    "model": {"parameters_billion": "gradient_gb", "target_step_seconds": "intranet_gbps_needed"},
+    "data": {"sample_kb": "read_iops", "dataset_gb": "upload_hours"},
+    "site": {"uplink_mbps": "upload_hours"},
+    "users": {"model_time_ms": "network_rtt_budget_ms"},
+    "checkpoint": {"acceptable_stall_seconds": "checkpoint_write_mb_s"},
+    "budget": {"monthly_cny": "budget_per_gpu_hour"},
+}
+# Step times the step-time question shows as examples while it is blank.
+EXAMPLE_STEP_SECONDS = (1, 10, 60)
+
+
+def _rdma_line(step_seconds: Any, gbps: str, verdict: Any) -> str:
+    if verdict == "required":
+        return _("%(step)s 秒一步需要 %(gbps)s：必须 RDMA", step=step_seconds, gbps=gbps)
+    if verdict == "recommended":
+        return _("%(step)s 秒一步需要 %(gbps)s：建议 RDMA", step=step_seconds, gbps=gbps)
+    return _("%(step)s 秒一步需要 %(gbps)s：以太网 TCP 即可", step=step_seconds, gbps=gbps)
+
+
+def _write_line(quantity: Any) -> str:
+    lang = _lang()
+    fits = [storage_name(name, lang) for name in storage_types_writing(float(quantity.value))]
+    rate = quantity.display(lang)
+    if not fits:
+        return _("每次保存需要持续写入 %(rate)s：按典型写速没有一种存储够快", rate=rate)
+    types = (", " if lang == "en" else "、").join(fits)
+    return _("每次保存需要持续写入 %(rate)s：按典型写速够快的存储有%(types)s", rate=rate, types=types)
+
+
+def _effect(quantity: Any, quantities: dict[str, Any], step_seconds: float | None) -> dict[str, str]:
+    """One "what this answer changes" line, with the arithmetic behind it."""
+    lang = _lang()
+    how = quantity.arithmetic_en if lang == "en" else quantity.arithmetic_zh
+    if quantity.key == "intranet_gbps_needed" and step_seconds is not None:
+        verdict = quantities["rdma"].value if "rdma" in quantities else None
+        return {"text": _rdma_line(fmt(step_seconds), quantity.display(lang), verdict), "how": how}
+    if quantity.key == "checkpoint_write_mb_s":
+        return {"text": _write_line(quantity), "how": how}
+    label = quantity.label_en[:1].upper() + quantity.label_en[1:] if lang == "en" else quantity.label_zh
+    return {"text": _("%(label)s：%(value)s", label=label, value=quantity.display(lang)), "how": how}
+
+
+def _step_examples(raw: dict[str, Any]) -> list[dict[str, str]]:
+    """While the step time is blank: what a few step times would need."""
+    lines = []
+    for seconds in EXAMPLE_STEP_SECONDS:
+        model = {**(raw.get("model") or {}), "target_step_seconds": seconds}
+        quantities = preview({**raw, "model": model})
+        needed = quantities.get("intranet_gbps_needed")
+        if needed is None:
+            return []
+        verdict = quantities["rdma"].value if "rdma" in quantities else None
+        line = _rdma_line(fmt(seconds), needed.display(_lang()), verdict)
+        lines.append({"text": _("例如 %(line)s", line=line), "how": ""})
+    return lines
+
+
+def effects_for(raw: dict[str, Any], step: str) -> dict[str, list[dict[str, str]]]:
+    """For each question of `step`, what the answers so far change (worked out as the result page does)."""
+    quantities = preview(raw)
+    model = raw.get("model") if isinstance(raw.get("model"), dict) else {}
+    step_seconds = questionnaire.positive_number(model.get("target_step_seconds"))
+    out: dict[str, list[dict[str, str]]] = {name: [] for name in EFFECTS.get(step, {})}
+    for name, key in EFFECTS.get(step, {}).items():
+        if key in quantities:
+            out[name].append(_effect(quantities[key], quantities, step_seconds))
+    if step == "model" and step_seconds is None:
+        out["target_step_seconds"] = _step_examples(raw)
+    return out
+
+
+def _posted(values: dict[str, Any]) -> dict[str, Any]:
+    """The page's values as answers to preview (blank inputs left out)."""
+    return {name: value for name, value in values.items() if value not in ("", None, [])}
+
+
+def _questions(
+    raw: dict[str, Any], step: str, values: dict[str, Any], by_field: dict[str, list[str]]
+) -> tuple[list[Any], dict[str, Any]]:
+    """The bound inputs (required ones marked) and, per input, its derived default and effect lines."""
+    spec = FORMS[step]
+    shown = _posted(values)
+    required = questionnaire.required_fields(raw, step, shown) if raw else set()
+    fields = [
+        replace(field, required=True) if field.name in required else field
+        for field in bind(spec, values, by_field)
+    ]
+    defaults = questionnaire.derived_defaults(raw, step, shown) if raw else {}
+    effects = effects_for({**raw, step: shown}, step) if raw else {}
+    extras = {
+        field.name: {"default": defaults.get(field.name), "effects": effects.get(field.name)}
+        for field in fields
+        if field.name in defaults or field.name in effects
+    }
+    return fields, extras
+
+
 def _step_links(case: Any, raw: dict[str, Any]) -> list[dict[str, Any]]:
     keys = questionnaire.steps_for(raw)
     return [
@@ -244,6 +435,7 @@ def _render_step(
     raw = case.answers if case is not None else {}
     keys = questionnaire.steps_for(raw) if case is not None else ["workload"]
     position = keys.index(step) + 1 if step in keys else 1
+    fields, extras = _questions(raw, step, values, by_field)
     html = render_template(
         "cases/step.html",
         case=case,
@@ -252,7 +444,8 @@ def _render_step(
         steps=_step_links(case, raw) if case is not None else [],
         position=position,
         total=len(keys) if case is not None else None,
-        fields=bind(spec, values, by_field),
+        fields=fields,
+        extras=extras,
         general_errors=general,
         conflict=any(error.field == "version" for error in errors),
         version=version,
@@ -261,6 +454,9 @@ def _render_step(
         action=url_for("web.case_step", case_id=case.id, step=step)
         if case is not None
         else url_for("web.case_new"),
+        preview_url=url_for("web.case_step_preview", case_id=case.id, step=step)
+        if case is not None and extras
+        else None,
     )
     return html, status
 
@@ -317,10 +513,12 @@ def case_step(case_id: int, step: str) -> Any:
     if step not in FORMS:
         abort(404)
     if request.method == "GET":
-        return _render_step(case, step, _values_for(step, case.answers.get(step, {})), [], case.version)
+        return _render_step(case, step, _stored_values(case.answers, step), [], case.version)
     data = parse_form(FORMS[step], request.form)
     version = request.form.get("version", "")
     nav = request.form.get("nav", "next")
+    if nav == "check":
+        return _checked(case, step, data, version)
     try:
         case = service.save_step(session, case_id=case_id, step=step, data=data, version=version)
     except (InvalidInput, Conflict) as exc:
@@ -331,7 +529,8 @@ def case_step(case_id: int, step: str) -> Any:
                 return redirect(url_for("web.case_step", case_id=case_id, step=previous))
         session.expire_all()
         case = service.get_case(session, case_id=case_id)
-        return _render_step(case, step, display_values(FORMS[step], data), exc.errors, version, exc.status)
+        filled, _derived = questionnaire.with_defaults(case.answers, step, data)
+        return _render_step(case, step, display_values(FORMS[step], filled), exc.errors, version, exc.status)
     if nav == "back":
         target = questionnaire.neighbour(case.answers, step, -1) or step
         return redirect(url_for("web.case_step", case_id=case_id, step=target))
@@ -352,6 +551,42 @@ def case_step(case_id: int, step: str) -> Any:
         )
     flash(_("问卷已完成"), "success")
     return redirect(url_for("web.case_detail", case_id=case_id))
+
+
+def _checked(case: Any, step: str, data: dict[str, Any], version: str) -> Any:
+    """The "check" button: the page again with derived defaults, errors and effects; nothing is saved."""
+    filled, _derived = questionnaire.with_defaults(case.answers, step, data)
+    errors: list[FieldError] = []
+    try:
+        validate_step(step, filled, case.answers)
+    except InvalidInput as exc:
+        errors = exc.errors
+    shown = display_values(FORMS[step], filled)
+    return _render_step(case, step, shown, errors, version, 422 if errors else 200)
+
+
+@bp.get("/cases/<int:case_id>/steps/<step>/preview")
+@role_required(Role.analyst)
+def case_step_preview(case_id: int, step: str) -> Any:
+    """JSON for the live hints: each question's derived default and effect lines, from the inputs as typed."""
+    case = service.get_case(get_session(), case_id=case_id)
+    if step not in FORMS:
+        abort(404)
+    shown = _posted(display_values(FORMS[step], parse_form(FORMS[step], request.args)))
+    _fields, extras = _questions(case.answers, step, shown, {})
+    body = {
+        name: {
+            "default": None
+            if extra["default"] is None
+            else {
+                "value": display_values(FORMS[step], {name: extra["default"].value})[name],
+                "basis": extra["default"].basis,
+            },
+            "effects": extra["effects"] or [],
+        }
+        for name, extra in extras.items()
+    }
+    return jsonify({"fields": body})
 
 
 def _check_link(provider_id: int) -> str | None:

@@ -8,6 +8,8 @@ a sandboxing CSP; only bytes whose magic says PNG/JPEG/GIF/WebP are served inlin
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from flask import Response, abort, flash, redirect, render_template, request, url_for
@@ -16,7 +18,7 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from sqlmodel import Session
 
-from app import jobs
+from app import jobs, localtime
 from app.auth import role_required
 from app.db import get_session
 from app.limits import parse_id
@@ -27,7 +29,7 @@ from app.models.jobs import Job, JobState
 from app.services import evidence as service
 from app.services import providers as provider_service
 from app.services.errors import InvalidInput, NotFound
-from app.web import bp
+from app.web import bp, labels
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view
 from app.web.nav import provider_tab
@@ -36,7 +38,7 @@ from scrapers.official import sniff_image
 FOOTER_JOB = "scrape.footer"
 PER_PAGE = 30
 PREVIEW_CHARS = 200_000
-SANDBOX_CSP = "default-src 'none'; sandbox"
+SANDBOX_CSP = "sandbox; default-src 'none'; img-src 'self'"
 TEXT_TYPES = (
     "text/",
     "application/json",
@@ -54,9 +56,144 @@ def purpose_label(purpose: str) -> str:
     return en if str(get_locale() or "zh") == "en" else zh
 
 
+# Why a fetch failed (scrapers.http / scrapers.official error codes), as a short label.
+FETCH_ERRORS = {
+    "fetch_failed": _l("抓取失败"),
+    "bad_url": _l("网址无效"),
+    "blocked_address": _l("地址被安全策略拒绝"),
+    "timeout": _l("超时"),
+    "too_large": _l("内容超过上限"),
+    "too_many_redirects": _l("重定向过多"),
+    "connection": _l("连接失败"),
+    "unreachable": _l("无法连接"),
+    "unreachable_dns": _l("无法连接：域名无法解析"),
+    "unreachable_refused": _l("无法连接：连接被拒绝"),
+    "unreachable_network": _l("无法连接：网络不可达"),
+    "failed": _l("查询失败"),
+    "wrong_answer": _l("验证码错误"),
+    "captcha_expired": _l("验证码已过期"),
+    "token_expired": _l("会话已过期"),
+    "malformed": _l("回复无法解析"),
+    "refused": _l("官方系统拒绝"),
+}
+
+
+@bp.app_template_filter("fetch_error")
+def fetch_error_label(code: str | None) -> Any:
+    """A fetch's error code as a short label in the UI language (unknown codes as they are)."""
+    return FETCH_ERRORS.get(code or "", code or "")
+
+
 @bp.app_template_filter("purpose")
 def _purpose_filter(purpose: str) -> str:
     return purpose_label(purpose)
+
+
+SHORT_HASH = 12  # hex digits of a SHA-256 shown in references; the evidence page shows all 64
+
+
+@dataclass(frozen=True)
+class EvidenceRef:
+    """One evidence reference of a finding as a reader sees it: a linked title and labelled facts."""
+
+    title: Any
+    url: str | None = None
+    short_hash: str = ""
+    full_hash: str = ""
+    facts: list[tuple[Any, Any]] = field(default_factory=list)
+
+
+def _iso_when(text: Any) -> str:
+    try:
+        return localtime.when(datetime.fromisoformat(str(text)))
+    except ValueError:
+        return str(text)
+
+
+def _fetch_ref(item: dict[str, Any]) -> EvidenceRef:
+    evidence_id = item.get("evidence_id")
+    facts: list[tuple[Any, Any]] = []
+    if item.get("url"):
+        facts.append((_l("抓取网址"), item["url"]))
+    if item.get("fetched_at"):
+        facts.append((_l("抓取时间"), _iso_when(item["fetched_at"])))
+    sha = str(item.get("sha256") or "")
+    return EvidenceRef(
+        title=_("证据 #%(id)s", id=evidence_id) if isinstance(evidence_id, int) else _("抓取记录"),
+        url=url_for("web.evidence_detail", evidence_id=evidence_id) if isinstance(evidence_id, int) else None,
+        short_hash=sha[:SHORT_HASH],
+        full_hash=sha,
+        facts=facts,
+    )
+
+
+def _registry_ref(item: dict[str, Any]) -> EvidenceRef:
+    entity = labels.label(item.get("entity"), "entity")
+    title = f"{entity} #{item['id']}" if item.get("id") is not None else str(entity)
+    name = str(item.get("field") or "")
+    return EvidenceRef(
+        title=title, facts=[(labels.field_label(name), labels.value_label(name, item.get("value")))]
+    )
+
+
+def _figure(value: Any, unit: Any) -> str:
+    if value is None:
+        return "—"
+    return f"{labels.number(value) if isinstance(value, (int, float)) else value} {unit or ''}".strip()
+
+
+def _benchmark_ref(item: dict[str, Any]) -> EvidenceRef:
+    run_id = item.get("run_id")
+    check = str(item.get("check") or "")
+    name, _space, detail = check.partition(" ")
+    check_text = f"{labels.label(name, 'bench_check')} {detail}".strip()
+    facts: list[tuple[Any, Any]] = [(_l("检查项"), check_text)]
+    if item.get("measured") is not None:
+        facts.append((_l("实测"), _figure(item["measured"], item.get("unit"))))
+    if item.get("claimed") is not None:
+        facts.append((_l("标称"), _figure(item["claimed"], item.get("unit"))))
+    if isinstance(item.get("ratio"), (int, float)):
+        facts.append((_l("实测 / 标称"), f"{item['ratio']:.0%}"))
+    if item.get("verdict"):
+        facts.append((_l("判定"), labels.label(item["verdict"], "bench_verdict")))
+    if item.get("origin"):
+        facts.append((_l("来源"), labels.label(item["origin"], "run_origin")))
+    return EvidenceRef(
+        title=_("测试 #%(id)s", id=run_id) if run_id is not None else _("测试"),
+        url=url_for("web.bench_run", run_id=run_id) if isinstance(run_id, int) else None,
+        facts=facts,
+    )
+
+
+def _other_ref(item: dict[str, Any]) -> EvidenceRef:
+    facts = [
+        (OTHER_KEYS.get(key) or labels.field_label(str(key)), labels.value_label(str(key), value))
+        for key, value in item.items()
+        if key != "kind" and value not in (None, "", [], {})
+    ]
+    return EvidenceRef(title=EVIDENCE_KINDS.get(item.get("kind"), _l("依据")), facts=facts)
+
+
+EVIDENCE_KINDS = {"fact_source": _l("核查依据来源"), "manual": _l("人工记录")}
+OTHER_KEYS = {"name": _l("来源"), "error": _l("错误"), "note": _l("说明")}
+
+
+@bp.app_template_global("evidence_refs")
+def evidence_refs(items: Any) -> list[EvidenceRef]:
+    """A finding's evidence as links and labelled facts (never a raw key: value dump)."""
+    shown = []
+    for item in items or ():
+        if not isinstance(item, dict):
+            shown.append(EvidenceRef(title=str(item)))
+        elif item.get("evidence_id") is not None or item.get("kind") == "evidence":
+            shown.append(_fetch_ref(item))
+        elif item.get("kind") == "registry":
+            shown.append(_registry_ref(item))
+        elif item.get("kind") == "benchmark":
+            shown.append(_benchmark_ref(item))
+        else:
+            shown.append(_other_ref(item))
+    return shown
 
 
 def _evidence_or_404(evidence_id: int, *, with_body: bool = True) -> Evidence:

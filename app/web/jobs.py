@@ -11,14 +11,14 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app import jobs
+from app import jobs, localtime
 from app.auth import role_required
 from app.db import get_session
 from app.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job, JobState
 from app.services.errors import Conflict, NotFound
-from app.web import bp
+from app.web import bp, job_fields
 from app.web.nav import nav_item
 
 STATE_LABELS = {
@@ -86,6 +86,12 @@ def _stalled_minutes(job: Job) -> int | None:
     return max(1, int(waited.total_seconds() // 60))
 
 
+def _iso(value: datetime | None) -> str | None:
+    """A moment as ISO 8601 to the second, in UTC (for the JSON poll)."""
+    aware = localtime.aware(value)
+    return aware.astimezone(UTC).isoformat(timespec="seconds") if aware else None
+
+
 def job_view(job: Job) -> dict[str, Any]:
     """Everything a page or the poller shows about a job."""
     state = JobState(job.state)
@@ -113,15 +119,20 @@ def job_view(job: Job) -> dict[str, Any]:
         if stalled is not None
         else "",
         "final": job.finished,
-        "progress": progress or None,
+        # a finished job's last progress note ("stored", "provider 12") says nothing more than its state
+        "progress": ({**progress, "current": ""} if job.finished and progress else progress) or None,
         "percent": int(100 * progress.get("done", 0) / total) if total else (100 if job.finished else 0),
         "error": job.error,
         "result": job.result,
         "provider_id": job.provider_id,
         "created_by": job.created_by_name,
-        "created_at": job.created_at.isoformat() if job.created_at else None,
-        "started_at": job.started_at.isoformat() if job.started_at else None,
-        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
+        "created_at": _iso(job.created_at),
+        "started_at": _iso(job.started_at),
+        "finished_at": _iso(job.finished_at),
+        "created_text": localtime.when(job.created_at, seconds=True),
+        "started_text": localtime.when(job.started_at, seconds=True),
+        "finished_text": localtime.when(job.finished_at, seconds=True),
+        "duration_text": job_fields.duration(job.started_at, job.finished_at),
         "link": link(job) if link and state == JobState.succeeded else None,
         "url": url_for("web.job_detail", job_id=job.id),
         "json_url": url_for("web.job_json", job_id=job.id),
@@ -145,10 +156,11 @@ def job_list() -> Any:
     """Recent background jobs, newest first."""
     page = request.args.get("page", "1")
     page_number = parse_id(page, 100_000) or 1
-    rows = jobs.recent_jobs(get_session(), limit=PER_PAGE + 1, offset=(page_number - 1) * PER_PAGE)
+    session = get_session()
+    rows = jobs.recent_jobs(session, limit=PER_PAGE + 1, offset=(page_number - 1) * PER_PAGE)
     return render_template(
         "jobs/list.html",
-        jobs=[job_view(job) for job in rows[:PER_PAGE]],
+        jobs=[{**job_view(job), "subjects": job_fields.subjects(session, job)} for job in rows[:PER_PAGE]],
         page=page_number,
         has_next=len(rows) > PER_PAGE,
     )
@@ -159,7 +171,15 @@ def job_list() -> Any:
 def job_detail(job_id: int) -> Any:
     """One job: state, progress, error or result; updates itself while it runs."""
     job = _job_or_404(job_id)
-    return render_template("jobs/detail.html", job=job_view(job), params=job.params)
+    return render_template(
+        "jobs/detail.html",
+        job=job_view(job),
+        subjects=job_fields.subjects(get_session(), job),
+        params=job_fields.fields(job.params),
+        result=job_fields.fields(job.result),
+        raw_params=job_fields.raw_json(job.params),
+        raw_result=job_fields.raw_json(job.result) if job.result is not None else None,
+    )
 
 
 @bp.get("/jobs/<int:job_id>.json")

@@ -126,6 +126,7 @@ ENTITY = {
     "checklist_tick": _l("核查清单勾选"),
     "trial_server": _l("试用服务器"),
     "export_record": _l("报告导出"),
+    "lookup": _l("官方查询"),
 }
 
 # Collections of a provider, as used in URLs and service calls.
@@ -138,6 +139,14 @@ COLLECTION = {
 }
 
 FIELD = {
+    # official lookup recorded by hand (app/services/manual_lookups.py, audit trail)
+    "query": _l("查询名称"),
+    "found": _l("查到记录"),
+    "holder_name": _l("持有人名称"),
+    "looked_at": _l("查看时间"),
+    "evidence_id": _l("证据编号"),
+    "note": _l("备注"),
+    "sha256": "SHA-256",
     # provider
     "legal_name": _l("企业名称"),
     "legal_name_en": _l("英文名称"),
@@ -208,7 +217,12 @@ FIELD = {
 # Which label dict translates the values of a field (for the audit trail and details).
 VALUE_LABELS: dict[str, dict[str, Any]] = {
     "status": {**PROVIDER_STATUS, **LICENCE_STATUS},
-    "kind": {**FILING_KIND, **CERTIFICATION_KIND},
+    "kind": {
+        **FILING_KIND,
+        **CERTIFICATION_KIND,
+        "icp": _l("ICP 备案查询"),  # official lookups (audit trail of lookups recorded by hand)
+        "licence": _l("增值电信许可证查询"),
+    },
     "offer_kind": OFFER_KIND,
     "rdma_type": RDMA_TYPE,
     "bandwidth_type": BANDWIDTH_TYPE,
@@ -216,6 +230,125 @@ VALUE_LABELS: dict[str, dict[str, Any]] = {
     "number_kind": IDENTIFIER_KIND,
     "role": ROLE,
 }
+
+# What a benchmark comparison checked (benchmarks.compare.Comparison.check), for evidence references.
+BENCH_CHECK = {
+    "bandwidth": _l("带宽"),
+    "stability": _l("带宽稳定性"),
+    "storage_type": _l("存储类型"),
+    "iops": _l("IOPS"),
+    "iops_range": _l("IOPS 波动"),
+    "write_rate": _l("写入速率"),
+    "write_throughput": _l("写入吞吐"),
+    "ping_jitter": _l("延迟抖动"),
+    "ping_loss": _l("丢包"),
+    "gpu_count": _l("GPU 数量"),
+    "gpu_model": _l("GPU 型号"),
+    "gpu_utilization": _l("GPU 利用率"),
+    "gpu_health": _l("GPU 健康"),
+    "collective": _l("多卡通信带宽"),
+    "dataload": _l("小文件读取"),
+    "matrix": _l("节点间带宽矩阵"),
+}
+
+# The figures a case ranks an offer on (app.advice.ranking.FIGURES and measured extras).
+FIGURE = {
+    "rdma_gbps": _l("RDMA 带宽"),
+    "intranet_gbps": _l("内网带宽"),
+    "public_mbps": _l("公网带宽"),
+    "read_iops": _l("读 IOPS"),
+    "write_mb_s": _l("写入速度"),
+    "bandwidth_type": _l("带宽类型"),
+    "storage_type": _l("存储类型"),
+    "gpu_model": _l("GPU 型号"),
+    "gpu_count": _l("GPU 数量"),
+    "rtt_ms": _l("往返时延"),
+    "intranet_rtt_ms": _l("内网往返时延"),
+    "office_rtt_ms": _l("到办公室往返时延"),
+}
+
+# A benchmark comparison's verdict (benchmarks.compare.Verdict).
+BENCH_VERDICT = {"pass": _l("通过"), "warn": _l("警告"), "fail": _l("不通过"), "info": _l("信息")}
+
+# Where a benchmark run's numbers came from.
+RUN_ORIGIN = {"executed": _l("本系统实测"), "uploaded": _l("上传的测试输出")}
+
+# Benchmark runs: suites, steps and their states, network paths, detected storage kinds, where a
+# command ran, and units of measured and claimed figures (gpuvet->target: a path the ping probe names).
+BENCH_SUITE = {
+    "quick": _l("快速测试"),
+    "standard": _l("标准测试"),
+    "stability": _l("稳定性测试"),
+    "gpu": _l("GPU 测试"),
+    "custom": _l("自定义测试"),
+    "upload": _l("上传的输出"),
+}
+
+BENCH_STEP = {
+    "inventory": _l("硬件清单"),
+    "ping": _l("延迟（ping）"),
+    "iperf3": _l("单流带宽"),
+    "iperf3_parallel": _l("多流带宽"),
+    "iperf3_reverse": _l("反向带宽"),
+    "fio_randread": _l("4k 随机读"),
+    "fio_write": _l("检查点写入"),
+    "disk_type": _l("存储类型"),
+    "gpu": _l("GPU 采样"),
+    "gpu_health": _l("GPU 健康检查"),
+    "collective": _l("多卡通信（all-reduce）"),
+    "dataload": _l("数据加载"),
+    "stability": _l("重复带宽测试"),
+    "upload": _l("上传的输出"),
+}
+
+STEP_STATUS = {
+    "pending": _l("等待中"),
+    "running": _l("进行中"),
+    "ok": _l("成功"),
+    "failed": _l("失败"),
+    "not_installed": _l("缺少工具"),
+    "cancelled": _l("已取消"),
+    "skipped": _l("已跳过"),
+    "interrupted": _l("已中断"),
+}
+
+STEP_STATUS_COLOUR = {
+    "pending": "secondary",
+    "running": "primary",
+    "ok": "success",
+    "failed": "danger",
+    "not_installed": "warning",
+    "cancelled": "dark",
+    "skipped": "light",
+    "interrupted": "warning",
+}
+
+NET_PATH = {
+    "public": _l("公网"),
+    "intranet": _l("内网"),
+    "storage": _l("存储"),
+    "gpuvet->target": _l("本机 → 目标服务器"),
+    "target->peer": _l("目标服务器 → 对端服务器"),
+}
+
+STORAGE_CLASS = {
+    **STORAGE_TYPE,
+    "local_ssd": _l("本地 SATA/SAS SSD"),
+    "local_hdd": _l("本地机械硬盘"),
+    "virtual_disk": _l("虚拟磁盘"),
+    "network_block": _l("网络块存储"),
+    "network_fs": _l("网络文件系统"),
+    "memory": _l("内存文件系统"),
+}
+
+COMMAND_ROLE = {
+    "target": _l("目标服务器"),
+    "peer": _l("对端服务器"),
+    "local": _l("本机"),
+    "upload": _l("上传"),
+}
+
+UNIT = {"GPUs": _l("块"), "samples": _l("次"), "cv": _l("变异系数"), "us": _l("微秒"), "ms": _l("毫秒")}
 
 GROUPS: dict[str, dict[str, Any]] = {
     "provider_status": PROVIDER_STATUS,
@@ -233,6 +366,17 @@ GROUPS: dict[str, dict[str, Any]] = {
     "entity": ENTITY,
     "collection": COLLECTION,
     "field": FIELD,
+    "bench_suite": BENCH_SUITE,
+    "bench_step": BENCH_STEP,
+    "step_status": STEP_STATUS,
+    "net_path": NET_PATH,
+    "storage_class": STORAGE_CLASS,
+    "command_role": COMMAND_ROLE,
+    "unit": UNIT,
+    "bench_check": BENCH_CHECK,
+    "figure": FIGURE,
+    "bench_verdict": BENCH_VERDICT,
+    "run_origin": RUN_ORIGIN,
 }
 
 

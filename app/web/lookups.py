@@ -1,8 +1,9 @@
-"""Official lookup pages: start an ICP or licence lookup, answer its captcha, see the result.
+"""Official lookup pages: start an ICP or licence lookup, answer its captcha, see the result; or record it.
 
 The captcha picture comes from stored evidence (web.evidence_image, served as an image type only).
 For the ICP slider captcha the picture is an <input type="image">: clicking the gap submits the click's
-x coordinate as the answer, without any script; it can also be typed.
+x coordinate as the answer, without any script; it can also be typed. When the official system cannot
+be reached, the analyst records what the official site showed, with a screenshot (services/manual_lookups).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from app.models.enums import Role
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job
 from app.services import lookups as service
+from app.services import manual_lookups
 from app.services import providers as provider_service
 from app.services.errors import Conflict, InvalidInput, NotFound
 from app.web import bp
@@ -34,6 +36,7 @@ STATE_LABELS = {
     LookupState.checking: _l("正在查询"),
     LookupState.completed: _l("已完成"),
     LookupState.failed: _l("失败"),
+    LookupState.manual: _l("人工记录"),
 }
 STATE_COLOURS = {
     LookupState.pending: "secondary",
@@ -41,9 +44,11 @@ STATE_COLOURS = {
     LookupState.checking: "primary",
     LookupState.completed: "success",
     LookupState.failed: "danger",
+    LookupState.manual: "warning",
 }
 KIND_LABELS = {LookupKind.icp: _l("ICP 备案查询"), LookupKind.licence: _l("增值电信许可证查询")}
 ICP_COLUMNS = ("unitName", "natureName", "mainLicence", "serviceLicence", "domain", "updateRecordTime")
+ICP_MANUAL_COLUMNS = ("unitName", "natureName", "mainLicence", "siteName", "domain")
 LICENCE_COLUMNS = (
     "companyName",
     "licenceNo",
@@ -53,6 +58,23 @@ LICENCE_COLUMNS = (
     "issueDate",
     "expiryDate",
 )
+# Column headings of the records the official systems return (their API field names).
+COLUMN_LABELS = {
+    "unitName": _l("主办单位"),
+    "natureName": _l("单位性质"),
+    "mainLicence": _l("备案号"),
+    "serviceLicence": _l("网站备案号"),
+    "siteName": _l("网站名称"),
+    "domain": _l("网站域名"),
+    "updateRecordTime": _l("审核通过日期"),
+    "companyName": _l("公司名称"),
+    "licenceNo": _l("许可证号"),
+    "status": _l("状态"),
+    "businessItems": _l("业务种类"),
+    "coverage": _l("覆盖范围"),
+    "issueDate": _l("发证日期"),
+    "expiryDate": _l("有效期至"),
+}
 
 
 def _max_failures() -> int:
@@ -75,6 +97,10 @@ def _view_globals() -> dict[str, Any]:
         "kind_labels": KIND_LABELS,
         "icp_columns": ICP_COLUMNS,
         "licence_columns": LICENCE_COLUMNS,
+        "icp_manual_columns": ICP_MANUAL_COLUMNS,
+        "column_labels": COLUMN_LABELS,
+        "lookup_message": service.message_text,
+        "manual_info": manual_lookups.manual_info,
     }
 
 
@@ -189,3 +215,83 @@ def lookup_retry(lookup_id: int) -> Any:
     else:
         flash(_("已重新获取验证码"), "info")
     return redirect(url_for("web.lookup_detail", lookup_id=lookup_id))
+
+
+# ------------------------------------------------------------------------------------------------ by hand
+def _manual_form(kind: str, lookup: Lookup | None, provider: Provider) -> dict[str, Any]:
+    """The manual form's starting values: the failed lookup's name, or the provider's legal name; now."""
+    return {
+        "kind": kind,
+        "query": lookup.query if lookup is not None else provider.legal_name,
+        "found": "",
+        "looked_at": manual_lookups.local_now_text(),
+        "replaces": lookup.id if lookup is not None else "",
+    }
+
+
+def _render_manual(
+    provider: Provider, kind: str, form: Any, *, errors: dict[str, str] | None = None, status: int = 200
+) -> Any:
+    html = render_template(
+        "lookups/manual.html",
+        provider=provider,
+        kind=kind,
+        form=form,
+        errors=errors or {},
+        statuses=manual_lookups.LICENCE_STATUSES,
+        max_mb=manual_lookups.MAX_SCREENSHOT_BYTES // (1024 * 1024),
+        zone=manual_lookups.zone_label(),
+        **_view_globals(),
+    )
+    return html, status
+
+
+def _replaced(session: Session, value: Any, provider_id: int) -> Lookup | None:
+    """The lookup a manual record stands in for (?replaces= or a form field), if it is this provider's."""
+    text = str(value or "").strip()
+    if not text.isdigit():
+        return None
+    lookup = session.get(Lookup, int(text))
+    return lookup if lookup is not None and lookup.provider_id == provider_id else None
+
+
+@bp.get("/providers/<int:provider_id>/lookups/manual")
+@role_required(Role.analyst)
+def lookup_manual_form(provider_id: int) -> Any:
+    """The form to record by hand what the official site showed (?kind=icp|licence, ?replaces=<failed id>)."""
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=provider_id)
+    kind = request.args.get("kind", "")
+    if kind not in (LookupKind.icp, LookupKind.licence):
+        kind = LookupKind.icp.value
+    lookup = _replaced(session, request.args.get("replaces"), provider_id)
+    return _render_manual(provider, kind, _manual_form(kind, lookup, provider))
+
+
+@bp.post("/providers/<int:provider_id>/lookups/manual")
+@role_required(Role.analyst)
+def lookup_manual_record(provider_id: int) -> Any:
+    """Store the analyst's result and screenshot as evidence; the lookup page then shows it, marked manual."""
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=provider_id)
+    upload = request.files.get("screenshot")
+    data = upload.read(manual_lookups.MAX_SCREENSHOT_BYTES + 1) if upload is not None else b""
+    replaced = _replaced(session, request.form.get("replaces"), provider_id)
+    try:
+        lookup = manual_lookups.record_manual(
+            session,
+            provider_id=provider_id,
+            kind=request.form.get("kind", ""),
+            values=request.form,
+            screenshot=data,
+            filename=upload.filename if upload is not None else None,
+            user=current_user,
+            replaces=replaced.id if replaced is not None else None,
+        )
+    except InvalidInput as exc:
+        session.rollback()
+        errors = {error.field: error.message for error in exc.errors}
+        kind = request.form.get("kind", "")
+        return _render_manual(provider, kind, request.form, errors=errors, status=exc.status)
+    flash(_("已记录人工查询结果，截图已存为证据"), "success")
+    return redirect(url_for("web.lookup_detail", lookup_id=lookup.id))

@@ -7,6 +7,10 @@ from typing import Any
 
 from app.models.enums import Role
 
+# Links ordered here or later (jobs, import/export, user administration) sit under the bar's "More" menu,
+# so that the bar fits one line at 1280 px in both languages.
+MORE_FROM_ORDER = 80
+
 
 @dataclass(frozen=True)
 class NavItem:
@@ -21,6 +25,11 @@ class NavItem:
     def is_active(self, endpoint: str | None) -> bool:
         """Whether the current request's endpoint belongs to this item."""
         return endpoint == self.endpoint or endpoint in self.active
+
+    @property
+    def in_more(self) -> bool:
+        """Whether the link sits under the "More" menu rather than on the bar itself."""
+        return self.order >= MORE_FROM_ORDER
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from app.web.nav import provider_tab
 
 provider_tab("web.provider_reports", _l("报告"), order=80)
 
-LANGUAGE_NAMES = {"zh": _l("中文"), "en": _l("English")}
+LANGUAGE_NAMES = {"zh": _l("中文"), "en": _l("英文")}
 
 
 def _author() -> service.Author:
@@ -175,7 +175,7 @@ def report_download(export_id: int) -> Any:
     if not service.verify_export(record):
         current_app.logger.error("export %s: stored PDF does not match its SHA-256", record.number)
         raise Conflict(
-            f"报告 {record.number} 的 PDF 与记录的 SHA-256 不一致 (stored PDF does not match its hash)",
+            _("报告 %(number)s 的 PDF 与记录的 SHA-256 不一致", number=record.number),
             field="sha256",
         )
     disposition = "inline" if request.args.get("inline") else "attachment"

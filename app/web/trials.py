@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask import abort, current_app, flash, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -18,12 +18,14 @@ from app.models import Offer
 from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
-from app.reports.charts import MIN_LINE_POINTS, Chart, Series, bar_chart, render_svg, timeline_chart
+from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
 from app.services import bench_runs, bench_uploads, trials
 from app.services import providers as provider_service
 from app.services.errors import Conflict, InvalidInput, NotFound, ServiceError
 from app.web import bp
+from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, figure, run_status
 from app.web.jobs import job_link, job_view
+from app.web.labels import label
 from app.web.nav import provider_tab
 from benchmarks.params import SuiteParams
 from benchmarks.sample import Sample
@@ -51,6 +53,7 @@ SUITE_LABELS = {
     "quick": _l("快速：清单、延迟、单流带宽、4k 随机读、存储类型"),
     "standard": _l("标准：另加多流与反向带宽、检查点写入、GPU 采样"),
     "stability": _l("稳定性：按间隔重复测带宽，识别共享带宽"),
+    "gpu": _l("GPU：健康检查、多卡 all-reduce、负载下利用率、数据加载"),
 }
 # Parameters the start form offers (the rest keep their defaults); name -> label
 RUN_FIELDS = {
@@ -235,7 +238,13 @@ def trial_server_new(provider_id: int) -> Any:
     data = _form_data()
     try:
         server = trials.create_server(
-            session, provider_id=provider_id, data=data, cipher=_cipher(), user=_user(), policy=_policy()
+            session,
+            provider_id=provider_id,
+            data=data,
+            cipher=_cipher(),
+            user=_user(),
+            policy=_policy(),
+            require_offer=True,
         )
     except InvalidInput as exc:
         return _render_form(
@@ -256,7 +265,9 @@ def trial_server_edit(server_id: int) -> Any:
         return _render_form(provider, server, trials.server_values(server), {})
     data = {**_form_data(), "version": request.form.get("version", "")}
     try:
-        trials.update_server(session, server_id=server_id, data=data, cipher=_cipher(), policy=_policy())
+        trials.update_server(
+            session, server_id=server_id, data=data, cipher=_cipher(), policy=_policy(), require_offer=True
+        )
     except (InvalidInput, Conflict) as exc:
         return _render_form(
             provider, server, {k: v for k, v in data.items() if k not in SECRET_FIELDS}, _errors(exc)
@@ -417,6 +428,11 @@ def nominal_mbps(claims: dict[str, Any], path: str) -> float | None:
     return float(mbps) if mbps else None
 
 
+def _series_name(step: str) -> str:
+    """A chart series named after a step, as a person reads it."""
+    return str(label(step, "bench_step"))
+
+
 def _path(sample: Sample) -> str:
     """The network path a throughput sample measured (public when unsaid, as benchmarks.compare reads it)."""
     return str(sample.metadata.get("path") or "public")
@@ -438,19 +454,16 @@ def _throughput_lines(samples: list[Sample]) -> dict[str, dict[str, list[tuple[f
 
 
 def _timelines(samples: list[Sample], claims: dict[str, Any]) -> list[Chart]:
-    """One throughput-over-time chart per path with that path's nominal; lines of one point are left out."""
+    """One throughput-over-time chart per path with that path's nominal (a short run: its points marked)."""
     charts = []
-    for path, steps in sorted(_throughput_lines(samples).items()):
-        drawn = {name: points for name, points in steps.items() if len(points) >= MIN_LINE_POINTS}
-        if not drawn:
-            continue
+    for path, drawn in sorted(_throughput_lines(samples).items()):
         nominal = nominal_mbps(claims, path)
         charts.append(
             timeline_chart(
                 f"throughput-{path}",
                 _("吞吐随时间变化（%(path)s）", path=PATH_LABELS.get(path, path)),
                 "Mbit/s",
-                [Series(name, points=tuple(points)) for name, points in sorted(drawn.items())],
+                [Series(_series_name(name), points=tuple(points)) for name, points in sorted(drawn.items())],
                 x_title=_("秒 / 次"),
                 reference=nominal,
                 reference_label=_("标称带宽"),
@@ -460,7 +473,7 @@ def _timelines(samples: list[Sample], claims: dict[str, Any]) -> list[Chart]:
 
 
 def _gpu_timeline(samples: list[Sample]) -> list[Chart]:
-    """GPU utilisation over time, one line per GPU with at least two samples."""
+    """GPU utilisation over time, one line per GPU (a GPU of one sample is a point)."""
     gpu: dict[int, list[tuple[float, float]]] = defaultdict(list)
     stamped = [s for s in samples if s.metric == "gpu_utilization"]
     start = min((s.timestamp for s in stamped), default=0.0)
@@ -468,11 +481,7 @@ def _gpu_timeline(samples: list[Sample]) -> list[Chart]:
         gpu[int(sample.metadata.get("gpu_index", 0))].append(
             (round(sample.timestamp - start, 3), float(sample.value))
         )
-    series = [
-        Series(f"GPU {index}", points=tuple(points))
-        for index, points in sorted(gpu.items())
-        if len(points) >= MIN_LINE_POINTS
-    ]
+    series = [Series(f"GPU {index}", points=tuple(points)) for index, points in sorted(gpu.items())]
     if not series:
         return []
     return [timeline_chart("gpu-util", _("GPU 利用率"), "%", series, x_title=_("秒"), y_range=(0, 100))]
@@ -494,7 +503,7 @@ def _versus_nominal(samples: list[Sample], claims: dict[str, Any]) -> list[Chart
             "vs-nominal",
             _("实测与标称带宽"),
             "Mbit/s",
-            [label for label, _measured, _nominal in rows],
+            [_series_name(label) for label, _measured, _nominal in rows],
             [
                 Series(_("实测"), tuple(measured for _label, measured, _nominal in rows)),
                 Series(_("标称"), tuple(nominal for _label, _measured, nominal in rows)),
@@ -514,6 +523,21 @@ def run_charts(samples: list[Sample], claims: dict[str, Any]) -> list[Any]:
     return [render_svg(chart) for chart in run_chart_data(samples, claims)]
 
 
+def _live(run: BenchRun) -> tuple[list[Any], dict[str, Any], dict[str, Any] | None]:
+    """The run's steps, its live status and its job's view, read together so that they agree."""
+    session = get_session()
+    steps = bench_runs.run_steps(session, run_id=run.id)
+    job = session.get(Job, run.job_id) if run.job_id else None
+    status = run_status(run, job, steps, RUN_STATE_LABELS, RUN_STATE_COLOURS)
+    if job is None:
+        return steps, status, None
+    view = job_view(job)
+    view["json_url"] = url_for("web.bench_run_status", run_id=run.id)  # one poll: the job and the run
+    if view["progress"]:
+        view["progress"] = {**view["progress"], "current": current_text(status)}
+    return steps, status, view
+
+
 @bp.get("/bench-runs/<int(max=2147483647):run_id>")
 @role_required(Role.viewer)
 def bench_run(run_id: int) -> Any:
@@ -522,8 +546,7 @@ def bench_run(run_id: int) -> Any:
     session = get_session()
     server = trials.get_server(session, server_id=run.trial_server_id) if run.trial_server_id else None
     provider = provider_service.get_provider(session, provider_id=run.provider_id)
-    steps = bench_runs.run_steps(session, run_id=run.id)
-    job = session.get(Job, run.job_id) if run.job_id else None
+    steps, status, job = _live(run)
     samples = _samples(steps)
     return render_template(
         "trials/run.html",
@@ -533,14 +556,28 @@ def bench_run(run_id: int) -> Any:
         uploaded=bench_uploads.is_uploaded(run),
         provider=provider,
         steps=steps,
-        job=job_view(job) if job else None,
+        status=status,
+        step_rows={row["step"]: row for row in status["steps"]},
+        job=job,
+        comparisons=comparison_rows(run.comparisons or [], bench_runs.thresholds()),
+        error_kind=error_kind_label(run.error_kind),
         charts=run_charts(samples, run.claims),
         others=_other_runs(run),
-        state_labels=RUN_STATE_LABELS,
-        state_colours=RUN_STATE_COLOURS,
+        upload_paths=UPLOAD_PATHS,
         verdict_labels=VERDICT_LABELS,
         verdict_colours=VERDICT_COLOURS,
     )
+
+
+@bp.get("/bench-runs/<int(max=2147483647):run_id>/status.json")
+@role_required(Role.viewer)
+def bench_run_status(run_id: int) -> Any:
+    """What the run page polls: its job's view (as /jobs/<id>.json) with the run's live status under "run"."""
+    run = _run_or_404(run_id)
+    _steps, status, job = _live(run)
+    response = jsonify({**(job or {"final": run.finished}), "run": status})
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 def _other_runs(run: BenchRun) -> list[BenchRun]:
@@ -577,7 +614,13 @@ def bench_compare() -> Any:
     """Key figures of two runs side by side (?a=ID&b=ID)."""
     asked = [request.args.get(name, "") for name in ("a", "b")]
     if not all(parse_id(value) for value in asked):
-        abort(400, description=_("请选择两次测试 (a 与 b 须为测试编号)"))
+        abort(400, description=_("请选择两次测试：a 与 b 须为测试编号"))
     runs = [_run_or_404(int(value)) for value in asked]
     rows = bench_runs.compare_runs(get_session(), run_ids=[run.id for run in runs])
+    for row in rows:
+        kind = "storage_class" if row["metric"] == "storage_class" else None
+        row["texts"] = [
+            str(label(value, kind)) if kind and value is not None else figure(value, row["unit"])
+            for value in row["values"]
+        ]
     return render_template("trials/compare.html", runs=runs, rows=rows)

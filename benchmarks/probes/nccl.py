@@ -15,15 +15,19 @@ from benchmarks.sample import ParseError, Sample, ToolError
 
 TOOL = "nccl-tests"
 ACCEPTED = "the nccl-tests table (all_reduce_perf and siblings, with a '#wrong' or 'error' column)"
-_HEADER = re.compile(r"^#\s+size\s+count\s+type\s+(?P<columns>.*)$", re.MULTILINE)
+_HEADER = re.compile(r"^\s*#?\s*size\s+count\s+type\s+(?P<columns>.*)$", re.MULTILINE)
 _RANK = re.compile(
-    r"^#\s+Rank\s+(?P<rank>\d+)\b.*?\bon\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)\s+\[[^\]]*\]\s+(?P<gpu>.+?)\s*$",
+    r"^\s*#?\s*Rank\s+(?P<rank>\d+)\b.*?\bon\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)\s+\[[^\]]*\]\s+(?P<gpu>.+?)\s*$",
     re.MULTILINE,
 )
-_SETTINGS = re.compile(r"^# nThread (?P<threads>\d+) nGpus (?P<gpus>\d+)", re.MULTILINE)
-_AVERAGE = re.compile(r"^# Avg bus bandwidth\s*:\s*(?P<value>[\d.]+)", re.MULTILINE)
-_OUT_OF_BOUNDS = re.compile(r"^# Out of bounds values\s*:\s*(?P<count>\d+)\s+(?P<verdict>\w+)", re.MULTILINE)
+_SETTINGS = re.compile(r"^\s*#?\s*nThread (?P<threads>\d+) nGpus (?P<gpus>\d+)", re.MULTILINE)
+_AVERAGE = re.compile(r"^\s*#?\s*Avg bus bandwidth\s*:\s*(?P<value>[\d.]+)", re.MULTILINE)
+_OUT_OF_BOUNDS = re.compile(
+    r"^\s*#?\s*Out of bounds values\s*:\s*(?P<count>\d+)\s+(?P<verdict>\w+)", re.MULTILINE
+)
 PLACEMENTS = ("out_of_place", "in_place")
+# mpirun --tag-output prefixes ("[0]", "[1,0]<stdout>:") that multi-node runs put before every line and cell
+_MPI_TAG = re.compile(r"\[\d+(?:,\d+)?\](?:<std(?:out|err)>:)?")
 
 
 def _columns(text: str) -> tuple[bool, str]:
@@ -77,6 +81,8 @@ def _rows(text: str, has_root: bool, check: str) -> list[dict[str, Any]]:
         }
         for offset, placement in zip((lead, lead + 4), PLACEMENTS, strict=True):
             time_us, algbw, busbw, wrong = cells[offset : offset + 4]
+            if time_us.upper() == "N/A":
+                continue  # a placement the benchmark did not run (gpuvet's torch script: in-place only)
             row[placement] = {
                 "time": _float(time_us, "time", cells[0]),
                 "algbw": _float(algbw, "algbw", cells[0]),
@@ -100,17 +106,21 @@ def _ranks(text: str) -> dict[str, Any]:
 
 @register_parser("nccl", accepts=ACCEPTED)
 def parse_output(text: str) -> list[Sample]:
-    """Per size and placement: time (us), algbw and busbw (GB/s); the peak and average bus bandwidth."""
+    """Per size and placement: time (us), algbw and busbw (GB/s); the peak and average bus bandwidth.
+
+    Also reads tables pasted through chat or markdown that lost their leading '#', and mpirun's tagged output.
+    """
+    text = _MPI_TAG.sub(" ", text)
     has_root, check = _columns(text)
     rows = _rows(text, has_root, check)
-    if not rows:
-        raise ParseError(TOOL, "the table has a header but no size rows (output cut short?)")
+    if not any(placement in row for row in rows for placement in PLACEMENTS):
+        raise ParseError(TOOL, "the table has a header but no measured size rows (output cut short?)")
     metadata = {"tool": TOOL, **_ranks(text)}
     failed = [
         f"{row['size']} B ({placement.replace('_', '-')}: {row[placement]['wrong']:g})"
         for row in rows
         for placement in PLACEMENTS
-        if row[placement]["wrong"]
+        if placement in row and row[placement]["wrong"]
     ]
     bounds = _OUT_OF_BOUNDS.search(text)
     if failed or (bounds is not None and int(bounds["count"]) > 0):
@@ -120,14 +130,14 @@ def parse_output(text: str) -> list[Sample]:
         )
     samples = []
     for row in rows:
-        for placement in PLACEMENTS:
+        for placement in (name for name in PLACEMENTS if name in row):
             figures = row[placement]
             extra = {**metadata, "size_bytes": row["size"], "placement": placement, "redop": row["redop"]}
-            samples.append(Sample("nccl_time", figures["time"], "us", dict(extra)))
-            samples.append(Sample("nccl_algbw", figures["algbw"], "GB/s", dict(extra)))
-            samples.append(Sample("nccl_busbw", figures["busbw"], "GB/s", dict(extra)))
+            samples.append(Sample("nccl_time", figures["time"], "us", extra))  # one dict shared by the three
+            samples.append(Sample("nccl_algbw", figures["algbw"], "GB/s", extra))
+            samples.append(Sample("nccl_busbw", figures["busbw"], "GB/s", extra))
     largest = max(rows, key=lambda row: row["size"])
-    peak = max(row[placement]["busbw"] for row in rows for placement in PLACEMENTS)
+    peak = max(row[placement]["busbw"] for row in rows for placement in PLACEMENTS if placement in row)
     samples.append(
         Sample("nccl_busbw_peak", peak, "GB/s", {**metadata, "largest_size_bytes": largest["size"]})
     )

@@ -8,6 +8,7 @@ Without a header the columns must be given (`fields=`) or be one of the probe's 
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import re
 from datetime import datetime
@@ -35,8 +36,21 @@ NUMERIC_FIELDS = {
     "power.draw": ("gpu_power_draw", "W"),
     "temperature.gpu": ("gpu_temperature", "C"),
     "clocks.sm": ("gpu_sm_clock", "MHz"),
+    "power.limit": ("gpu_power_limit", "W"),
+    "pcie.link.gen.current": ("gpu_pcie_gen", ""),
+    "pcie.link.gen.max": ("gpu_pcie_gen_max", ""),
+    "pcie.link.width.current": ("gpu_pcie_width", "lanes"),
+    "pcie.link.width.max": ("gpu_pcie_width_max", "lanes"),
+    "ecc.errors.uncorrected.volatile.total": ("gpu_ecc_uncorrected", "count"),
+    "ecc.errors.corrected.volatile.total": ("gpu_ecc_corrected", "count"),
 }
-TEXT_FIELDS = {"name", "driver_version", "pci.bus_id", "uuid", "serial", "vbios_version"}
+# Health fields kept as text on every sample of the GPU (the health check reads them).
+HEALTH_TEXT_FIELDS = {
+    "clocks_throttle_reasons.active",
+    "clocks_event_reasons.active",
+    "retired_pages.pending",
+}
+TEXT_FIELDS = {"name", "driver_version", "pci.bus_id", "uuid", "serial", "vbios_version", *HEALTH_TEXT_FIELDS}
 # Shapes of text fields, so that a row cut short inside one is caught rather than kept.
 TEXT_SHAPES = {
     "name": re.compile(r"^\S.*$"),
@@ -61,6 +75,10 @@ def _rows(text: str) -> list[list[str]]:
 
 
 def _value(text: str, field: str) -> float | None:
+    try:
+        return float(text)  # the nounits layout: most values are bare numbers
+    except ValueError:
+        pass
     if text.lower() in NOT_AVAILABLE:
         return None
     match = _VALUE_UNIT.match(text)
@@ -69,11 +87,27 @@ def _value(text: str, field: str) -> float | None:
     return float(match[1])
 
 
-def _timestamp(text: str) -> float | None:
+_STAMP = re.compile(r"^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d)(?:\.(\d{1,6}))?$")
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_seconds(text: str) -> float | None:
     try:
-        return datetime.strptime(text, TIMESTAMP_FORMAT).timestamp()
+        return datetime.strptime(text, TIMESTAMP_FORMAT.removesuffix(".%f")).timestamp()
     except ValueError:
         return None
+
+
+def _timestamp(text: str) -> float | None:
+    """nvidia-smi's local 'YYYY/MM/DD HH:MM:SS.fff' as epoch seconds (rows share seconds: cached)."""
+    match = _STAMP.match(text)
+    if match is None:
+        return None
+    whole = _whole_seconds(match[1])
+    if whole is None:
+        return None
+    fraction = match[2] or "0"
+    return whole + int(fraction) / 10 ** len(fraction)
 
 
 @register_parser(
@@ -99,38 +133,53 @@ def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None
         columns = widths[len(rows[0])]
     samples: list[Sample] = []
     gpus: dict[str, str] = {}
+    numeric = [
+        (position, field, *NUMERIC_FIELDS[field])
+        for position, field in enumerate(columns)
+        if field in NUMERIC_FIELDS
+    ]
+    text_positions = [(position, field) for position, field in enumerate(columns) if field in TEXT_FIELDS]
+    shapes = [
+        (position, field, TEXT_SHAPES[field]) for position, field in text_positions if field in TEXT_SHAPES
+    ]
+    index_at = columns.index("index") if "index" in columns else None
+    name_at = columns.index("name") if "name" in columns else None
+    stamp_at = columns.index("timestamp") if "timestamp" in columns else None
     for number, row in enumerate(rows, start=1):
         if len(row) != len(columns):
             raise ParseError(
                 TOOL, f"row {number} has {len(row)} values for {len(columns)} columns (truncated?)"
             )
-        record = dict(zip(columns, row, strict=True))
-        index = record.get("index", str(number - 1))
+        index = row[index_at] if index_at is not None else str(number - 1)
         if not index.isdigit():
             raise ParseError(TOOL, f"row {number}: GPU index {index!r} is not a number")
+        # one metadata dict per row, shared by the row's samples (nothing mutates sample metadata in place)
         metadata: dict[str, Any] = {"gpu_index": int(index)}
-        metadata |= {key: record[key] for key in TEXT_FIELDS & record.keys()}
-        for key, shape in TEXT_SHAPES.items():
-            if key in record and record[key].lower() not in NOT_AVAILABLE and not shape.match(record[key]):
-                raise ParseError(TOOL, f"row {number}: {key} {record[key]!r} is malformed (truncated?)")
-        missing = [key for key in record if key in NUMERIC_FIELDS and record[key].lower() in NOT_AVAILABLE]
+        metadata |= {field: row[position] for position, field in text_positions}
+        for position, field, shape in shapes:
+            value_text = row[position]
+            if not shape.match(value_text) and value_text.lower() not in NOT_AVAILABLE:
+                raise ParseError(TOOL, f"row {number}: {field} {value_text!r} is malformed (truncated?)")
+        values = [
+            (field, metric, unit, _value(row[position], field)) for position, field, metric, unit in numeric
+        ]
+        missing = [field for field, _metric, _unit, value in values if value is None]
         if missing:
             metadata["not_available"] = missing
-        stamp = _timestamp(record["timestamp"]) if "timestamp" in record else None
-        if "timestamp" in record and stamp is None:
-            raise ParseError(TOOL, f"row {number}: timestamp {record['timestamp']!r} is malformed")
-        extra = {"timestamp": stamp} if stamp is not None else {}
-        if "name" in record:
-            gpus[index] = record["name"]
-            samples.append(Sample("gpu", record["name"], "", dict(metadata), **extra))
-        for field, value_text in record.items():
-            if field not in NUMERIC_FIELDS:
-                continue
-            metric, unit = NUMERIC_FIELDS[field]
-            value = _value(value_text, field)
-            if value is None:
-                continue
-            samples.append(Sample(metric, value, unit, dict(metadata), **extra))
+        extra = {}
+        if stamp_at is not None:
+            stamp = _timestamp(row[stamp_at])
+            if stamp is None:
+                raise ParseError(TOOL, f"row {number}: timestamp {row[stamp_at]!r} is malformed")
+            extra = {"timestamp": stamp}
+        if name_at is not None:
+            gpus[index] = row[name_at]
+            samples.append(Sample("gpu", row[name_at], "", metadata, **extra))
+        samples += [
+            Sample(metric, value, unit, metadata, **extra)
+            for _f, metric, unit, value in values
+            if value is not None
+        ]
     if gpus:
         samples.append(Sample("gpu_count", float(len(gpus)), "count", {"models": sorted(set(gpus.values()))}))
     return samples

@@ -72,7 +72,7 @@ def test_an_unquoted_comma_in_a_flow_mapping_is_caught():
     with pytest.raises(KnowledgeError) as caught:
         check("advice/assumptions.yaml", document)
     assert "latency.equipment_delay_ms.routers and access gear add about 5 ms" in str(caught.value)
-    assert "cut at a comma" in str(caught.value)
+    assert "像是在逗号处被截断" in str(caught.value)
 
 
 def test_a_quoted_text_ending_in_a_comma_is_caught_with_its_path():

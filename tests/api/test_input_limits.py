@@ -25,7 +25,7 @@ def test_ids_past_the_integer_range_are_404_on_every_operation(api, tokens, valu
     for op in with_ids:
         response = api.open(_with_id(op.path, value), method=op.method, headers=tokens["admin"], json={})
         errors = assert_error_shape(response, 404)
-        assert "not found" in errors[0]["message"], (op.method, op.path)
+        assert "不存在" in errors[0]["message"], (op.method, op.path)
 
 
 def test_patch_and_delete_of_a_missing_id_are_404_not_405(api, tokens):
@@ -61,12 +61,12 @@ def test_json_nested_past_the_limit_is_400_naming_where(api, tokens):
     response = api.post("/api/v1/providers", headers=tokens["analyst"], json=body)
     errors = assert_error_shape(response, 400)
     assert errors[0]["field"].startswith("notes[0]")
-    assert f"at most {MAX_JSON_DEPTH} levels" in errors[0]["message"]
+    assert f"最多 {MAX_JSON_DEPTH} 层" in errors[0]["message"]
 
 
 def test_json_nested_100000_deep_names_the_limit(api, tokens):
     body = b"[" * 100_000 + b"]" * 100_000
-    headers = {**tokens["analyst"], "Content-Type": "application/json"}
+    headers = {**tokens["analyst"], "Content-Type": "application/json", "Accept-Language": "en"}
     errors = assert_error_shape(api.post("/api/v1/providers", data=body, headers=headers), 400)
     assert f"at most {MAX_JSON_DEPTH} levels" in errors[0]["message"]
 
@@ -87,7 +87,7 @@ def test_json_nested_100000_deep_names_the_limit(api, tokens):
 def test_booleans_are_not_numbers(api, tokens, change, field):
     response = api.post("/api/v1/providers", headers=tokens["analyst"], json=provider_payload(**change))
     errors = assert_error_shape(response, 422)
-    assert any(error["field"] == field and "true or false" in error["message"] for error in errors), errors
+    assert any(error["field"] == field and "true/false" in error["message"] for error in errors), errors
 
 
 def test_number_text_still_counts(api, tokens):
@@ -133,7 +133,7 @@ def test_website_must_be_an_http_url(api, tokens, website):
         "/api/v1/providers", headers=tokens["analyst"], json=provider_payload(website=website)
     )
     errors = assert_error_shape(response, 422)
-    assert errors[0]["field"] == "website" and "http(s) URL" in errors[0]["message"]
+    assert errors[0]["field"] == "website" and "网址须为 http:// 或 https:// 链接" in errors[0]["message"]
 
 
 @pytest.mark.parametrize("website", ["gpu.example.cn:8443/x", "http://gpu.example.cn"])
@@ -153,7 +153,7 @@ def test_nested_lists_are_capped_naming_field_and_limit(api, tokens):
     assert errors == [
         {
             "field": "offers",
-            "message": f"最多 {limit} 项，收到 {limit + 1} 项 (at most {limit} items, got {limit + 1})",
+            "message": f"最多 {limit} 项，收到 {limit + 1} 项",
         }
     ]
 
@@ -167,20 +167,23 @@ def test_nested_lists_are_capped_in_patch(api, tokens, arrange):
     }
     response = api.patch(f"/api/v1/providers/{provider.id}", headers=tokens["admin"], json=body)
     errors = assert_error_shape(response, 422)
-    assert errors[0]["field"] == "datacenters" and f"at most {limit} items" in errors[0]["message"]
+    assert errors[0]["field"] == "datacenters" and f"最多 {limit} 项" in errors[0]["message"]
 
 
 def test_list_fields_of_a_record_are_capped(api, tokens):
     body = provider_payload()
     body["licences"][0]["coverage"] = ["北京"] * 101
-    errors = assert_error_shape(api.post("/api/v1/providers", headers=tokens["analyst"], json=body), 422)
+    headers = {**tokens["analyst"], "Accept-Language": "en"}
+    errors = assert_error_shape(api.post("/api/v1/providers", headers=headers, json=body), 422)
     assert errors[0]["field"] == "licences[0].coverage" and "at most 100 items" in errors[0]["message"]
 
 
 def test_long_url_is_414_and_big_headers_431_in_the_error_shape(api, tokens):
     response = api.get("/api/v1/providers?q=" + "x" * 9000, headers=tokens["viewer"])
-    assert "URI too long" in assert_error_shape(response, 414)[0]["message"]
-    response = api.get("/api/v1/providers", headers={**tokens["viewer"], "X-Big": "y" * 9000})
+    assert "网址过长" in assert_error_shape(response, 414)[0]["message"]
+    response = api.get(
+        "/api/v1/providers", headers={**tokens["viewer"], "X-Big": "y" * 9000, "Accept-Language": "en"}
+    )
     assert "header" in assert_error_shape(response, 431)[0]["message"]
     many = {f"X-H{i}": "1" for i in range(120)}
     assert_error_shape(api.get("/api/v1/providers", headers={**tokens["viewer"], **many}), 431)

@@ -9,12 +9,21 @@ RECORDED = Path(__file__).resolve().parent.parent / "data" / "bench" / "nvidia-s
 
 
 def install_standin(
-    bin_dir: Path, *, inventory: str = "inventory_8xh800.csv", sampling: str = "sampling_8xh800.csv"
+    bin_dir: Path,
+    *,
+    inventory: str = "inventory_8xh800.csv",
+    sampling: str = "sampling_8xh800.csv",
+    health: str = "health_8xh800.csv",
 ) -> Path:
     """Write an executable `nvidia-smi` into `bin_dir` that prints the named recordings."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     script = STANDIN.read_text()
-    for marker, value in (("@DATA@", str(RECORDED)), ("@INVENTORY@", inventory), ("@SAMPLING@", sampling)):
+    for marker, value in (
+        ("@DATA@", str(RECORDED)),
+        ("@INVENTORY@", inventory),
+        ("@SAMPLING@", sampling),
+        ("@HEALTH@", health),
+    ):
         script = script.replace(marker, value)
     target = bin_dir / "nvidia-smi"
     target.write_text(script)

@@ -5,8 +5,10 @@
 DATA='@DATA@'
 INVENTORY='@INVENTORY@'
 SAMPLING='@SAMPLING@'
+HEALTH='@HEALTH@'
 case " $* " in
   *" --version "*) cat "$DATA/version.txt" ;;
+  *"--query-gpu=index,name,pci.bus_id,pcie.link"*) cat "$DATA/$HEALTH" ;;
   *"--query-gpu=index,name"*) cat "$DATA/$INVENTORY" ;;
   *"--query-gpu=timestamp"*"-lms"*)
     head -n 1 "$DATA/$SAMPLING"
@@ -15,6 +17,9 @@ case " $* " in
       sleep 0.05
     done
     exec sleep 3600 ;;
+  " -L ") tail -n +2 "$DATA/$INVENTORY" | while IFS=, read -r index name rest; do
+      printf 'GPU %s:%s (UUID: GPU-00000000-0000-0000-0000-00000000000%s)\n' "$index" "$name" "$index"
+    done ;;
   "  ") cat "$DATA/banner_h800.txt" ;;
   *) echo "stand-in nvidia-smi: unsupported arguments: $*" >&2; exit 2 ;;
 esac

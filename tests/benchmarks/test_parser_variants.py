@@ -207,3 +207,22 @@ def test_bench_parse_nccl_from_the_cli(app):
     assert any(s["metric"] == "nccl_busbw_peak" and s["value"] == pytest.approx(372.27) for s in samples)
     failed = runner.invoke(args=["bench", "parse", "nccl", str(DATA / "nccl" / "all_reduce_wrong.txt")])
     assert failed.exit_code == 1 and "#wrong" in failed.output
+
+
+def test_nccl_table_pasted_without_its_hash_marks():
+    """Markdown and chat tools eat the leading '#' of every comment line; the table still reads."""
+    text = (DATA / "nccl" / "all_reduce_8xh100.txt").read_text()
+    stripped = "\n".join(line.lstrip("#") for line in text.splitlines())
+    samples = parse("nccl", stripped)
+    assert one(samples, "nccl_busbw_peak") == pytest.approx(372.27)
+    assert one(samples, "nccl_busbw_average") == pytest.approx(134.5708)
+    assert samples[0].metadata["ranks"] == 8
+
+
+def test_nccl_table_from_mpirun_with_tagged_output():
+    """mpirun --tag-output puts the rank tag before the line and inside it; the tags are ignored."""
+    text = (DATA / "nccl" / "all_reduce_2x8xh100_roce.txt").read_text()
+    tagged = "\n".join(f"[1,0]<stdout>:{line}".replace("  -1  ", "  -1[0]  ") for line in text.splitlines())
+    samples = parse("nccl", tagged)
+    assert one(samples, "nccl_busbw_peak") == pytest.approx(78.79)
+    assert samples[0].metadata["nodes"] == 2

@@ -126,7 +126,7 @@ def test_gpu_probe_without_nvidia_smi_is_not_installed(tmp_path: Path):
     assert result.suite == "custom" and result.status == SuiteStatus.succeeded
     gpu = result.step("gpu")
     assert gpu.status == StepStatus.not_installed
-    assert "nvidia-smi is not installed" in gpu.error
+    assert gpu.error == "服务器 127.0.0.1 上没有安装 nvidia-smi"  # in the worker's language, zh
     assert result.step("fio_randread").status == StepStatus.failed  # storage path does not exist
     assert "mktemp" in result.step("fio_randread").error
     comparisons = compare(Claims(gpus_per_node=8), result.samples, missing_tools={"nvidia-smi"})

@@ -101,7 +101,7 @@ def test_bad_answers_are_shown_under_their_inputs(login):
     response = client.post(location, data=bad)
     html = response.get_data(as_text=True)
     assert response.status_code == 422
-    assert "数值过小" in field_error(html, "gpus_per_node")
+    assert field_error(html, "gpus_per_node") == "不能小于 1"
     assert input_value(html, "gpus_per_node") == "-8"
     site_url = location.replace("compute", "site")
     html = client.get(site_url).get_data(as_text=True)
@@ -190,7 +190,7 @@ def test_ticking_by_hand_from_the_checklist_page(login, session, demo_loaded):
         f"/cases/{case.id}/checklist/tick", data={"item_key": "fio_randread", "done": "1", "comment": ""}
     )
     page = client.get(f"/cases/{case.id}/checklist").get_data(as_text=True)
-    assert "a comment saying why is required" in page
+    assert "手动打勾须写明依据" in page
     assert client.get(f"/cases/{case.id}/checklist?provider_id=abc").status_code == 422
 
 

@@ -56,7 +56,7 @@ def test_a_step_page_shows_its_errors_and_the_kind_rules_together(login):
     )
     html = response.get_data(as_text=True)
     assert response.status_code == 422
-    assert "数值过小" in field_error(html, "gpus_per_node")
+    assert field_error(html, "gpus_per_node") == "不能小于 1"
     assert "至少 2 个节点" in field_error(html, "nodes")
 
 

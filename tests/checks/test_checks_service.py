@@ -260,7 +260,7 @@ def test_cli_vet_check_dry_run_stores_nothing_and_bad_ids_fail(app, session, dem
     assert json.loads(result.output)["check_run_id"] is None
     assert session.exec(select(CheckRun)).all() == []
     missing = runner.invoke(args=["vet", "check", "999999"])
-    assert missing.exit_code == 1 and "provider not found" in missing.output
+    assert missing.exit_code == 1 and "供应商 999999 不存在" in missing.output
     assert runner.invoke(args=["vet", "check", "abc"]).exit_code == 2
 
 

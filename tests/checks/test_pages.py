@@ -117,8 +117,8 @@ def test_failed_job_says_why(login, demo, immediate_jobs, session):
             session, kind="vetting.check", params={"provider_id": 123456}, provider_id=provider_id
         )
     page = client.get(f"/providers/{provider_id}/credentials?job={job.id}")
-    assert "失败" in text(page) and "provider not found" in text(page)
-    assert client.get(f"/jobs/{job.id}.json").get_json()["error"].endswith("(provider not found)")
+    assert "失败" in text(page) and "供应商 123456 不存在" in text(page)
+    assert client.get(f"/jobs/{job.id}.json").get_json()["error"].endswith("供应商 123456 不存在")
 
 
 # ---------------------------------------------------------------- overview

@@ -195,7 +195,7 @@ def test_users_create_refuses_a_common_password_or_the_user_name(runner, session
             args=["users", "create", "bobby", "--role", "viewer", "--password-stdin"], input=f"{password}\n"
         )
         assert result.exit_code == 1
-        assert "error: password:" in result.stderr and "(password " in result.stderr
+        assert "error: password: 密码" in result.stderr and "(password " not in result.stderr  # CLI: Chinese
     assert users.list_users(session) == []
 
 

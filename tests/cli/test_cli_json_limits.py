@@ -17,10 +17,10 @@ def runner(app):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("[" * 100_000 + "]" * 100_000, f"at most {MAX_JSON_DEPTH} levels"),
+        ("[" * 100_000 + "]" * 100_000, f"最多 {MAX_JSON_DEPTH} 层"),
         (
             json.dumps({"workload": [[[[[[[[[[[[[[[[[["x"]]]]]]]]]]]]]]]]]]}),
-            f"at most {MAX_JSON_DEPTH} levels",
+            f"最多 {MAX_JSON_DEPTH} 层",
         ),
         ('{"gpus": ' + "9" * 5000 + "}", "malformed JSON"),
     ],

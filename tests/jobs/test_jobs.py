@@ -72,7 +72,7 @@ def test_check_job_runs_a_check_and_names_the_stored_run(app, session, immediate
 def test_check_job_of_a_missing_provider_fails_with_the_reason(app, session, immediate_jobs):
     with app.app_context():
         job = jobs.enqueue(session, kind="vetting.check", params={"provider_id": 987654})
-    assert job.state == JobState.failed and "provider not found" in job.error
+    assert job.state == JobState.failed and "供应商 987654 不存在" in job.error
 
 
 def _queued(session, kind="test.sleep", **params) -> Job:
@@ -153,7 +153,7 @@ def test_recovery_interrupts_dead_workers_jobs_and_requeues_idempotent_ones(app,
     interrupted = _fresh(app, dead.id)
     assert interrupted.state == JobState.interrupted and str(dead_pid) in interrupted.error
     rerun = _fresh(app, dead_idempotent.id)  # immediate mode: queued again and run at once
-    assert rerun.state == JobState.succeeded and rerun.attempts == 1 and "queued again" in rerun.error
+    assert rerun.state == JobState.succeeded and rerun.attempts == 1 and "已重新排队" in rerun.error
 
 
 def test_recovery_hands_queued_jobs_missing_from_the_queue_back_to_it(app, session, immediate_jobs):

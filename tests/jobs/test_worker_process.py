@@ -32,16 +32,26 @@ DEADLINE_S = 60
 
 @contextmanager
 def worker(
-    app, database_url: str, log: Path, threads: int = 2, redis_url: str | None = None
+    app,
+    database_url: str,
+    log: Path,
+    threads: int = 2,
+    redis_url: str | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[subprocess.Popen]:
-    """A worker process for the app's database and queue; killed at the end whatever happens."""
+    """A worker process for the app's database and queue; killed at the end whatever happens.
+
+    Its schedules are off (they would start a daily re-check) unless `extra_env` turns them on.
+    """
     settings = app.config["GPUVET_SETTINGS"]
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
         "GPUVET_INSTANCE_PATH": str(settings.instance_path),
         "GPUVET_JOBS_HEARTBEAT_S": "0.5",
+        "GPUVET_SCHEDULES": "0",
         "PYTHONPATH": str(ROOT),
+        **(extra_env or {}),
     }
     env.pop("REDIS_URL", None)
     env.pop("GPUVET_JOBS_IMMEDIATE", None)

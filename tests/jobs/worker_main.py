@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
+from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -14,4 +16,9 @@ from app.worker import run_worker
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if os.environ.get("GPUVET_TEST_NOW"):  # the injected clock of the schedule tests
+        from app.services import schedules
+
+        fixed = datetime.fromisoformat(os.environ["GPUVET_TEST_NOW"])
+        schedules.current_time = lambda: fixed
     run_worker(create_app(), workers=int(sys.argv[1]) if len(sys.argv) > 1 else 1)

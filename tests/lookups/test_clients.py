@@ -95,17 +95,22 @@ def test_parse_licence_query_items_scope_dates():
 
 
 def test_envelope_errors_are_named():
-    with pytest.raises(MalformedResponse, match="not JSON"):
+    with pytest.raises(MalformedResponse, match="不是 JSON（HTTP 200") as broken:
         payload(result(b'{"code":200,"params":'))
+    # The message is a msgid with its values, so a page can show it in its own language.
+    assert broken.value.as_json() == {
+        "msgid": "官方系统的回复不是 JSON（HTTP %(status)d，%(size)d 字节）",
+        "params": {"status": 200, "size": 21},
+    }
     with pytest.raises(Refused, match="HTTP 502"):
         payload(result(b"<html>bad gateway</html>", status=502))
-    with pytest.raises(MalformedResponse, match="not a JSON object"):
+    with pytest.raises(MalformedResponse, match="不是 JSON 对象"):
         payload(result(b"[1, 2]"))
 
 
 def test_a_captcha_that_is_not_an_image_is_refused():
     script = base64.b64encode(b"<svg onload=alert(1)>").decode()
-    with pytest.raises(MalformedResponse, match="not a PNG"):
+    with pytest.raises(MalformedResponse, match="不是 PNG/JPEG/GIF/WebP 图片"):
         decode_image(script, "bigImage")
     with pytest.raises(MalformedResponse):
         decode_image(None, "bigImage")
@@ -167,5 +172,5 @@ def test_licence_client_full_flow_against_the_fake(fake, fetch):
     captcha = client.captcha()
     records, _ = client.query("北京北辰算力科技有限公司", captcha.uuid, fake.licence_answer(captcha.uuid))
     assert records[0].licence_no == "B1-20190001" and records[0].business_items == ("B11", "B14")
-    with pytest.raises(Exception, match="captcha expired"):
+    with pytest.raises(Exception, match="验证码已失效"):
         client.query("北京北辰算力科技有限公司", captcha.uuid, "ANY")  # a captcha is good for one try

@@ -69,7 +69,8 @@ def test_wrong_answer_clears_the_captcha_and_shows_a_new_one(lookup_app, session
         lookup = _answer(session, lookup, analyst, wrong)
         assert lookup.state == LookupState.awaiting_answer
         assert lookup.failures == 1 and lookup.captcha_uuid != first_uuid
-        assert "wrong answer 1 of 3" in lookup.message
+        assert "第 1/3 次" in lookup.message
+        assert "Wrong captcha answer (1 of 3)" in service.message_text(lookup, "en")
         assert fake.captchas[first_uuid]["failures"] == 1  # never reused: far from the lock at six
         lookup = _answer(session, lookup, analyst, str(fake.icp_answer(lookup.captcha_uuid)))
         assert lookup.state == LookupState.completed
@@ -81,7 +82,8 @@ def test_too_many_wrong_answers_stop_before_the_official_lock(lookup_app, sessio
         for _ in range(3):
             lookup = _answer(session, lookup, analyst, str((fake.icp_answer(lookup.captcha_uuid) + 50) % 300))
         assert lookup.state == LookupState.failed and lookup.failures == 3
-        assert "stopped after 3 wrong answers" in lookup.message and lookup.captcha_uuid is None
+        assert "Stopped after 3 wrong answers" in service.message_text(lookup, "en")
+        assert "连续答错 3 次" in lookup.message and lookup.captcha_uuid is None
         assert max(captcha["failures"] for captcha in fake.captchas.values()) == 1
         with pytest.raises(Conflict):
             _start(session, provider, analyst)  # cool-down for this kind
@@ -99,7 +101,7 @@ def test_expired_token_gets_a_new_token_and_captcha_without_counting_a_failure(
         fake.expire_tokens()
         lookup = _answer(session, lookup, analyst, answer)
         assert lookup.state == LookupState.awaiting_answer and lookup.failures == 0
-        assert "token expired" in lookup.message
+        assert "token expired" in service.message_text(lookup, "en") and "令牌已过期" in lookup.message
         assert fake.count("icp_auth") == 2
         lookup = _answer(session, lookup, analyst, str(fake.icp_answer(lookup.captcha_uuid)))
         assert lookup.state == LookupState.completed
@@ -115,7 +117,8 @@ def test_token_known_to_be_expired_is_renewed_before_the_answer_is_spent(
         session.add(stored)
         session.commit()
         lookup = _answer(session, lookup, analyst, "123")
-        assert lookup.state == LookupState.awaiting_answer and "token expired" in lookup.message
+        assert lookup.state == LookupState.awaiting_answer
+        assert "token expired" in service.message_text(lookup, "en")
         assert fake.count("icp_check") == 0 and lookup.failures == 0
 
 
@@ -127,7 +130,8 @@ def test_malformed_reply_fails_clearly_keeps_the_bytes_and_can_be_retried(
         fake.malformed.add("icp_query")
         lookup = _answer(session, lookup, analyst, str(fake.icp_answer(lookup.captcha_uuid)))
         assert lookup.state == LookupState.failed
-        assert "not JSON" in lookup.message
+        assert "reply is not JSON (HTTP 200" in service.message_text(lookup, "en")
+        assert "不是 JSON" in lookup.message and "reply" not in lookup.message
         broken = session.exec(
             select(Evidence).where(Evidence.lookup_id == lookup.id, Evidence.purpose == "icp_query")
         ).one()
@@ -147,7 +151,8 @@ def test_timeout_fails_within_the_deadline_and_keeps_a_record(lookup_app, sessio
         started = time.monotonic()
         lookup = _answer(session, lookup, analyst, str(fake.icp_answer(lookup.captcha_uuid)))
         assert time.monotonic() - started < 3.5
-        assert lookup.state == LookupState.failed and "timed out" in lookup.message
+        assert lookup.state == LookupState.failed and "超时" in lookup.message
+        assert "timed out: no reply within the time limit" in service.message_text(lookup, "en")
         failed = session.exec(
             select(Evidence).where(Evidence.lookup_id == lookup.id, Evidence.purpose == "icp_query")
         ).one()
@@ -164,7 +169,7 @@ def test_licence_lookup_correct_wrong_and_expired_captcha(lookup_app, session, p
         fake.licence_captchas[lookup.captcha_uuid]["used"] = True  # the system dropped it
         lookup = _answer(session, lookup, analyst, "ABCD")
         assert lookup.state == LookupState.awaiting_answer and lookup.failures == 1
-        assert "captcha expired" in lookup.message
+        assert "The captcha expired" in service.message_text(lookup, "en")
         lookup = _answer(session, lookup, analyst, fake.licence_answer(lookup.captcha_uuid).lower())
         assert lookup.state == LookupState.completed
         record = lookup.records[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from sqlmodel import select
 
@@ -69,7 +71,8 @@ def test_validation_names_nested_fields(audited):
         "offers[0].gpus_per_node",
         "offers[0].rdma_gbps",
     }
-    assert all("(" in error.message for error in caught.value.errors)  # Chinese then English
+    assert all(re.search(r"[\u4e00-\u9fff]", error.message) for error in caught.value.errors)  # Chinese
+    assert not any("(" in error.message for error in caught.value.errors)  # no English in brackets
 
 
 def test_unknown_datacenter_name_and_province_are_refused(audited):

@@ -112,7 +112,11 @@ def test_stored_check_run_gives_verdict_and_findings(session, renderer):
     text = squash(pdf_text(record.pdf_bytes))
     verdict_label = {"fail": "不通过", "needs_review": "需人工复核", "pass": "通过"}[run.verdict]
     assert f"总体结论{verdict_label}" in text
-    assert f"规则:{findings[0].rule_id}" in text
+    # each finding names its rule by title, not by its code
+    from app.vetting.findings import load_rules
+
+    title = load_rules()[findings[0].rule_id].title_zh
+    assert f"规则:{squash(title)}" in text and findings[0].rule_id not in text
 
 
 def test_html_view_of_an_export_shows_its_snapshot_not_todays_data(session, renderer):

@@ -36,7 +36,7 @@ def test_fetcher_serves_only_allow_listed_files(tmp_path: Path):
     ):
         with pytest.raises(ResourceRefused) as caught:
             fetcher.fetch(url)
-        assert caught.value.url == url and "allow-list" in str(caught.value)
+        assert caught.value.url == url and "拒绝加载外部资源" in str(caught.value)
     assert len(fetcher.refused) == 9
 
 

@@ -41,7 +41,7 @@ def test_missing_file_and_empty_page_are_clear_errors(runner, tmp_path):
     empty = tmp_path / "empty.html"
     empty.write_bytes(b"  \n ")
     outcome = runner.invoke(args=["vet", "footer", str(empty)])
-    assert outcome.exit_code == 1 and "the page is empty" in outcome.output
+    assert outcome.exit_code == 1 and "页面为空" in outcome.output
 
 
 def test_url_follows_linked_pages_and_merges(runner):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sqlite3
 import time
 
@@ -53,21 +54,22 @@ def test_a_dry_run_takes_no_write_lock(session, sqlite_file):
     assert snapshot(session) == []
 
 
-def test_checking_reads_while_another_writer_holds_the_lock_and_reports_registered_codes(
-    session, sqlite_file
-):
+def test_checking_reads_while_another_writer_holds_the_lock_and_previews_the_update(session, sqlite_file):
     create_provider(session, data=awkward())
     holder = sqlite3.connect(sqlite_file, timeout=0.1)
     holder.execute("BEGIN IMMEDIATE")
     try:
         report = import_providers(
-            session, data=_document(awkward(legal_name="另一家有限公司")), format="json"
+            session, data=_document(awkward(legal_name="另一家有限公司")), format="json", dry_run=True
         )
     finally:
         holder.rollback()
         holder.close()
-    assert [(p.row, p.field) for p in report.problems] == [(1, "uscc")]
-    assert "already registered" in report.problems[0].message
+    assert report.ok, report.problems
+    [plan] = report.plans
+    assert plan.action == "update" and [(c.field, c.new) for c in plan.changes] == [
+        ("legal_name", "另一家有限公司")
+    ]
 
 
 def test_progress_is_reported_while_rows_are_checked(session):
@@ -81,21 +83,38 @@ def test_progress_is_reported_while_rows_are_checked(session):
     assert {call[1] for call in calls} == {250}
 
 
-def test_a_large_web_import_runs_as_a_job_and_shows_its_report(app, login, session, immediate_jobs):  # noqa: F811
+def _apply_fields(html: str) -> dict[str, str]:
+    form = html[html.index('id="import-apply"') :]
+    return dict(re.findall(r'name="(upload|preview_job)" value="(\d+)"', form[: form.index("</form>")]))
+
+
+def test_a_large_web_import_is_previewed_then_applied_by_jobs(
+    app,
+    login,
+    session,
+    immediate_jobs,  # noqa: F811
+):
     app.config["IMPORT_INLINE_MAX_BYTES"] = 1024
     client = login("analyst")
     content = _document(*_many(120))
     assert len(content) > 1024
     response = _upload(client, content, "big.json")
     assert response.status_code == 303 and "/transfer?job=" in response.location
-    job = session.exec(select(Job).where(Job.kind == "providers.import")).one()
-    assert job.state == JobState.succeeded, job.error
-    assert job.progress["done"] == 120 and job.progress["total"] == 120
-    assert session.exec(select(ImportUpload)).all() == []  # the upload is not kept once read
-    page = client.get(response.location)
-    html = page.get_data(as_text=True)
-    assert "已导入 120 家供应商" in html and f'id="job-{job.id}"' in html
+    preview = session.exec(select(Job).where(Job.kind == "providers.import")).one()
+    assert preview.state == JobState.succeeded, preview.error
+    assert preview.progress["done"] == 120 and preview.progress["total"] == 120
+    assert len(session.exec(select(ImportUpload)).all()) == 1  # kept for the apply
+    html = client.get(response.location).get_data(as_text=True)
+    assert "预览：新增 120 家" in html and f'id="job-{preview.id}"' in html
+    assert snapshot(session) == []
+
+    applied = client.post("/transfer/apply", data=_apply_fields(html))
+    assert applied.status_code == 303
+    html = client.get(applied.location).get_data(as_text=True)
+    assert "已应用：新增 120 家供应商" in html
     assert len(snapshot(session)) == 120
+    session.expire_all()
+    assert session.exec(select(ImportUpload)).all() == []  # not kept once applied
 
 
 def test_a_large_web_import_with_problems_writes_nothing_and_lists_them(app, login, session, immediate_jobs):  # noqa: F811
@@ -105,7 +124,8 @@ def test_a_large_web_import_with_problems_writes_nothing_and_lists_them(app, log
     providers[7]["registered_province"] = "火星"
     response = _upload(client, _document(*providers), "big.json")
     html = client.get(response.location).get_data(as_text=True)
-    assert "发现 1 个问题，没有导入任何数据" in html and "registered_province" in html
+    assert "发现 1 个问题，没有导入任何数据" in html and "注册省份" in html
+    assert 'id="import-apply"' not in html
     assert snapshot(session) == []
 
 
@@ -115,7 +135,7 @@ def test_a_queued_import_page_waits_for_the_worker(app, login, session):
     app.extensions.pop("gpuvet.huey", None)
     app.extensions.pop("gpuvet.huey_task", None)
     client = login("analyst")
-    response = _upload(client, _document(*_many(120)), "big.json", dry_run="y")
+    response = _upload(client, _document(*_many(120)), "big.json")
     html = client.get(response.location).get_data(as_text=True)
     assert 'id="import-waiting"' in html and 'data-reload-when-done="true"' in html
     assert snapshot(session) == []

@@ -26,7 +26,7 @@ def _offers(count: int) -> list[dict[str, object]]:
 def test_json_nested_100000_deep_is_one_file_problem(session):
     report = import_providers(session, data=DEEP, format="json")
     [(row, field, message)] = _problems(report)
-    assert (row, field) == (0, "") and f"at most {MAX_JSON_DEPTH} levels" in message
+    assert (row, field) == (0, "") and f"最多 {MAX_JSON_DEPTH} 层" in message
     assert snapshot(session) == []
 
 
@@ -36,13 +36,13 @@ def test_json_nested_past_the_limit_names_where(session):
         notes = [notes]
     text = json.dumps({"providers": [{**BARE, "notes": notes}]})
     [(_row, field, message)] = _problems(import_providers(session, data=text, format="json"))
-    assert field.startswith("providers[0].notes[0]") and f"at most {MAX_JSON_DEPTH} levels" in message
+    assert field.startswith("providers[0].notes[0]") and f"最多 {MAX_JSON_DEPTH} 层" in message
 
 
 def test_json_number_too_long_for_int_is_a_file_problem(session):
     text = '[{"legal_name": "示例超长数字有限公司", "registered_capital_cny": ' + "9" * 5000 + "}]"
     [(row, _field, message)] = _problems(import_providers(session, data=text, format="json"))
-    assert row == 0 and "invalid JSON" in message
+    assert row == 0 and "JSON 无法解析" in message
 
 
 def test_json_version_true_is_refused(session):
@@ -56,7 +56,7 @@ def test_json_offers_over_the_cap_name_row_field_and_limit(session):
     limit = COLLECTION_LIMITS["offers"]
     text = json.dumps([{**BARE, "offers": _offers(limit + 1)}])
     [(row, field, message)] = _problems(import_providers(session, data=text, format="json", dry_run=True))
-    assert (row, field) == (1, "offers") and f"at most {limit} items" in message
+    assert (row, field) == (1, "offers") and f"最多 {limit} 项" in message
 
 
 def test_json_booleans_and_unknown_nested_fields_are_problems(session):
@@ -75,14 +75,14 @@ def test_csv_unbalanced_quote_names_the_row(session):
         '示例一有限公司,A100,8\n示例二有限公司,"H800,8\n示例三有限公司,A100,8\n'
     )
     [(row, _field, message)] = _problems(import_providers(session, data=text, format="csv"))
-    assert row == 3 and "row 3" in message and "unbalanced quote" in message
+    assert row == 3 and "第 3 行" in message and "引号不成对" in message
     assert snapshot(session) == []
 
 
 def test_csv_text_after_a_closing_quote_names_the_row(session):
     text = 'legal_name,gpu_model,gpus_per_node\n"示例一有限公司"x,A100,8\n'
     [(row, _field, message)] = _problems(import_providers(session, data=text, format="csv"))
-    assert row == 2 and "row 2" in message
+    assert row == 2 and "第 2 行" in message
 
 
 def test_csv_numbered_column_with_thousands_of_digits_is_an_unknown_column(session):
@@ -98,7 +98,7 @@ def test_csv_offers_over_the_cap_name_the_limit(session):
     buffer.write("legal_name,gpu_model,gpus_per_node\n")
     buffer.writelines(f"示例一有限公司,A100,{1 + i % 8}\n" for i in range(limit + 1))
     report = import_providers(session, data=buffer.getvalue(), format="csv", dry_run=True)
-    assert any(p.field == "offers" and f"at most {limit} items" in p.message for p in report.problems)
+    assert any(p.field == "offers" and f"最多 {limit} 项" in p.message for p in report.problems)
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ def test_cli_import_of_deep_json_exits_1_with_the_message(runner, tmp_path):
     path.write_text(DEEP, encoding="utf-8")
     result = runner.invoke(args=["providers", "import", str(path)])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.exception
-    assert f"at most {MAX_JSON_DEPTH} levels" in result.output
+    assert f"最多 {MAX_JSON_DEPTH} 层" in result.output
 
 
 def test_web_import_of_deep_json_is_a_422_page(login):
@@ -119,4 +119,4 @@ def test_web_import_of_deep_json_is_a_422_page(login):
     data = {"file": (io.BytesIO(DEEP.encode()), "deep.json")}
     response = client.post("/transfer/import", data=data, content_type="multipart/form-data")
     assert response.status_code == 422
-    assert f"at most {MAX_JSON_DEPTH} levels" in response.get_data(as_text=True)
+    assert f"最多 {MAX_JSON_DEPTH} 层" in response.get_data(as_text=True)

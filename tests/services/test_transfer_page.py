@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import html as markup
 import io
 import json
 import re
 
-from app.services.providers import create_provider
+from app.services.providers import create_provider, get_provider, update_provider
 from tests.conftest import csrf_token_from
 from tests.services.conftest import BARE, awkward, snapshot
 
@@ -18,9 +19,18 @@ BAD_CSV = (
 
 
 def _problem_cells(html: str) -> set[tuple[str, str]]:
-    """(row, field) of every line of the problem table."""
+    """(row, field as in the file) of every line of the problem table."""
     table = html[html.index('id="import-problems"') :]
-    return set(re.findall(r'<td class="text-nowrap">([^<]*)</td>\s*<td><code>([^<]*)</code></td>', table))
+    return set(
+        re.findall(r'<td class="text-nowrap">([^<]*)</td>\s*<td class="text-break" title="([^"]*)">', table)
+    )
+
+
+def _apply_form(html: str) -> dict[str, str]:
+    """The hidden fields of the preview's apply form."""
+    form = html[html.index('id="import-apply"') :]
+    form = form[: form.index("</form>")]
+    return {name: markup.unescape(value) for name, value in re.findall(r'name="(\w+)" value="([^"]*)"', form)}
 
 
 def _upload(client, content: bytes, filename: str, **form):
@@ -64,7 +74,7 @@ def test_analyst_sees_the_upload_form_with_csrf_field(app, login):
     html = client.get("/transfer").get_data(as_text=True)
     assert 'action="/transfer/import"' in html
     assert 'enctype="multipart/form-data"' in html
-    assert 'name="dry_run"' in html
+    assert "上传并预览" in html and 'name="dry_run"' not in html
     assert csrf_token_from(html)
 
 
@@ -73,7 +83,7 @@ def test_upload_with_invalid_rows_lists_row_and_field_and_imports_nothing(login,
     response = _upload(client, BAD_CSV.encode("gbk"), "providers.csv")
     assert response.status_code == 422
     html = response.get_data(as_text=True)
-    assert "没有导入任何数据" in html
+    assert "没有导入任何数据" in html and "注册省份" in html and "套餐 · 每节点 GPU 数" in html
     assert _problem_cells(html) == {
         ("3", "registered_province"),
         ("3", "gpus_per_node"),
@@ -82,29 +92,70 @@ def test_upload_with_invalid_rows_lists_row_and_field_and_imports_nothing(login,
     assert snapshot(session) == []
 
 
-def test_dry_run_then_real_import(login, session):
+def test_upload_previews_then_apply_writes_and_a_second_upload_shows_no_change(login, session):
     client = login("analyst")
     content = json.dumps({"providers": [awkward(), BARE]}, ensure_ascii=False).encode()
-    response = _upload(client, content, "registry.json", dry_run="y")
-    assert response.status_code == 200
-    assert "试运行" in response.get_data(as_text=True)
-    assert snapshot(session) == []
     response = _upload(client, content, "registry.json")
     assert response.status_code == 200
-    assert "已导入 2 家供应商" in response.get_data(as_text=True)
+    html = response.get_data(as_text=True)
+    assert "预览：新增 2 家，更新 0 家，0 家无变化。尚未写入任何数据。" in html
+    assert snapshot(session) == []
+    applied = client.post("/transfer/apply", data=_apply_form(html))
+    assert applied.status_code == 200
+    assert "已应用：新增 2 家供应商，更新 0 家" in applied.get_data(as_text=True)
     assert len(snapshot(session)) == 2
+    again = client.post("/transfer/apply", data=_apply_form(html))  # the kept file is gone once applied
+    assert again.status_code == 404 and "已应用或已过期" in again.get_data(as_text=True)
+
+    export = client.get("/transfer/export.csv?headers=zh")
+    assert export.data.decode("utf-8-sig").startswith("供应商ID,企业名称,")
+    assert "-zh.csv" in export.headers["Content-Disposition"]
+    same = _upload(client, export.data, "registry.csv").get_data(as_text=True)
+    assert "无变化：文件中的 2 家供应商与登记内容完全一致" in same and 'id="import-apply"' not in same
+    assert client.get("/transfer/export.csv?headers=fr").status_code == 404
+
+
+def test_preview_lists_old_and_new_values_and_a_stale_apply_is_refused(login, session):
+    stored = create_provider(session, data=awkward())
+    client = login("analyst")
+    document = json.loads(client.get("/transfer/export.json").data)
+    document["providers"][0]["offers"][0]["price_gpu_hour_cny"] = 12.5
+    html = _upload(client, json.dumps(document).encode(), "edit.json").get_data(as_text=True)
+    assert "单价（元/卡·时）" in html and "15.8" in html and "12.5" in html and "更新" in html
+    form = _apply_form(html)
+    update_provider(session, provider_id=stored.id, patch={"version": stored.version, "notes": "抢先修改"})
+    before = snapshot(session)
+    refused = client.post("/transfer/apply", data=form)
+    assert refused.status_code == 409
+    text = refused.get_data(as_text=True)
+    assert "在预览之后已被" in text and "没有写入任何数据" in text
+    assert snapshot(session) == before
+    assert get_provider(session, provider_id=stored.id).offers[0].price_gpu_hour_cny == 15.8
+
+
+def test_messages_follow_the_english_ui(login, session):
+    client = login("analyst")
+    with client.session_transaction() as state:
+        state["lang"] = "en"
+    response = _upload(client, "legal_name,colour\n示例有限公司,red\n".encode(), "x.csv")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 422 and "Unknown column" in html and "不认识的列名" not in html
+    ok = _upload(client, "legal_name\n示例有限公司\n".encode(), "x.csv").get_data(as_text=True)
+    assert "Preview: 1 new" in ok and "Apply these changes" in ok
 
 
 def test_missing_file_and_unknown_format_are_explained(login, session):
     client = login("analyst")
     response = client.post("/transfer/import", data={}, content_type="multipart/form-data")
     assert response.status_code == 422
-    assert "<code>file</code>" in response.get_data(as_text=True)
+    assert "请选择要导入的 JSON 或 CSV 文件" in response.get_data(as_text=True)
     response = _upload(client, b"legal_name\nx\n", "providers.xlsx")
     assert response.status_code == 422
-    assert "<code>format</code>" in response.get_data(as_text=True)
+    assert "无法从文件名判断格式" in response.get_data(as_text=True)
     response = _upload(client, "legal_name\n示例格式有限公司\n".encode(), "providers.xlsx", format="csv")
     assert response.status_code == 200
+    assert snapshot(session) == []
+    client.post("/transfer/apply", data=_apply_form(response.get_data(as_text=True)))
     assert [p["legal_name"] for p in snapshot(session)] == ["示例格式有限公司"]
 
 

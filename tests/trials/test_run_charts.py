@@ -1,4 +1,5 @@
-"""The run page's charts as data: nominal bandwidth per path (intranet or public), single points not drawn."""
+"""The run page's charts as data: nominal bandwidth per path (intranet or public); a run of few samples
+(a quick run) still gets its timeline, its points marked."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from sqlmodel import Session
 
 from app.models import Offer
-from app.reports.charts import Series, timeline_chart
+from app.reports.charts import DOTS_UNTIL, Series, render_svg, timeline_chart
 from app.services import bench_runs, bench_uploads
 from app.services.providers import create_provider
 from app.web.trials import nominal_mbps, run_chart_data
@@ -82,9 +83,9 @@ def test_executed_run_with_both_paths_uses_each_paths_nominal(app):
     charts = _charts(app, samples, claims)
     assert charts["throughput-public"].reference == 100.0
     assert charts["throughput-intranet"].reference == 200_000.0
-    assert [s.name for s in charts["throughput-intranet"].series] == ["iperf3_parallel"]
+    assert [s.name for s in charts["throughput-intranet"].series] == ["多流带宽"]  # the step's label
     bars = charts["vs-nominal"]
-    assert bars.labels == ("iperf3", "iperf3_parallel")
+    assert bars.labels == ("单流带宽", "多流带宽")
     assert _series(bars, "标称") == (100.0, 200_000.0)
 
 
@@ -98,7 +99,7 @@ def test_a_path_without_a_claim_draws_no_nominal(app):
     assert nominal_mbps({"intranet_gbps": 25}, "intranet") == 25_000.0
 
 
-def test_single_interval_upload_draws_no_empty_timeline(app, session, offer):
+def test_single_interval_upload_draws_its_one_point(app, session, offer):
     data = json.loads((DATA / "iperf3_single.json").read_text())
     data["intervals"] = data["intervals"][:1]
     run = bench_uploads.upload_output(
@@ -107,11 +108,14 @@ def test_single_interval_upload_draws_no_empty_timeline(app, session, offer):
     samples = _run_samples(session, run.id)
     assert len([s for s in samples if s.metric == "throughput_interval"]) == 1
     charts = _charts(app, samples, run.claims)
-    assert set(charts) == {"vs-nominal"}
+    assert set(charts) == {"throughput-intranet", "vs-nominal"}
+    assert len(charts["throughput-intranet"].series[0].points) == 1
     assert _series(charts["vs-nominal"], "标称") == (200_000.0,)
+    svg = str(render_svg(charts["throughput-intranet"]))
+    assert svg.count("<circle") == 1  # the one point is marked; the nominal line has no dots
 
 
-def test_one_stability_repeat_or_gpu_sample_draws_no_timeline(app):
+def test_one_stability_repeat_or_gpu_sample_is_a_point(app):
     def stable(repeat: int) -> Sample:
         return Sample(
             "throughput", 900.0, "Mbit/s", {"path": "public", "purpose": "stability", "repeat": repeat}
@@ -120,16 +124,23 @@ def test_one_stability_repeat_or_gpu_sample_draws_no_timeline(app):
     def gpu(at: float) -> Sample:
         return Sample("gpu_utilization", 50.0, "%", {"gpu_index": 0}, at)
 
-    assert _charts(app, [stable(0), gpu(10.0)], {"public_mbps": 1000}) == {}
+    single = _charts(app, [stable(0), gpu(10.0)], {"public_mbps": 1000})
+    assert set(single) == {"throughput-public", "gpu-util"}
+    assert single["throughput-public"].series[0].points == ((1.0, 900.0),)
+    assert 'class="dot' in str(render_svg(single["gpu-util"]))
+    assert _charts(app, [], {"public_mbps": 1000}) == {}
     charts = _charts(app, [stable(0), stable(1), gpu(10.0), gpu(10.5)], {"public_mbps": 1000})
     assert set(charts) == {"throughput-public", "gpu-util"}
     assert charts["throughput-public"].series[0].points == ((1.0, 900.0), (2.0, 900.0))
 
 
-def test_a_timeline_needs_a_line_of_two_points():
+def test_a_timeline_needs_one_point_and_marks_few_points():
     def line(*points):
         return timeline_chart("t", "t", "Mbit/s", [Series("a", points=points)], reference=100.0)
 
-    assert not line((1.0, 5.0)).has_data()
-    assert not line((1.0, 5.0), (2.0, None)).has_data()
-    assert line((1.0, 5.0), (2.0, 6.0)).has_data()
+    assert not line().has_data()
+    assert not line((1.0, None)).has_data()
+    assert line((1.0, 5.0)).has_data() and line((1.0, 5.0), (2.0, None)).has_data()
+    assert str(render_svg(line((1.0, 5.0), (2.0, 6.0)))).count("<circle") == 2
+    many = tuple((float(x), 5.0) for x in range(DOTS_UNTIL + 1))
+    assert 'class="dot' not in str(render_svg(line(*many)))  # a long run: the line alone

@@ -45,7 +45,7 @@ def test_secret_is_encrypted_at_rest_and_never_audited(
     stored = raw.scalar_one()
     assert "PRIVATE KEY" not in stored and stored != trial_server.user_key_text
     assert cipher.decrypt(stored.encode()).decode() == trial_server.user_key_text
-    with pytest.raises(InvalidInput, match="encryption key changed"):
+    with pytest.raises(InvalidInput, match="加密密钥已更换"):
         trials.ssh_target(server, Fernet(Fernet.generate_key()))
     trail = session.exec(select(AuditEntry).where(AuditEntry.entity == "trial_server")).all()
     assert trail and all("secret_encrypted" not in entry.changes for entry in trail)
@@ -160,7 +160,7 @@ def test_fetching_from_a_closed_port_is_a_field_error(
 ):
     data = server_data(trial_server, port=1)
     server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=policy)
-    with pytest.raises(InvalidInput, match="connection refused"):
+    with pytest.raises(InvalidInput, match="拒绝连接：该端口没有 SSH 服务在监听"):
         trials.fetch_host_key(server, cipher, policy=policy)
 
 
@@ -223,10 +223,10 @@ def test_wrong_password_gives_a_failed_run_and_job(
     session.expire_all()
     run = bench_runs.get_run(session, run_id=run.id)
     assert run.state == RunState.failed and run.error_kind == "auth_failed"
-    assert "refused the login" in run.error
+    assert "拒绝登录：用户名、密码或私钥不对" in run.error
     assert {step.status for step in bench_runs.run_steps(session, run_id=run.id)} == {"skipped"}
     job = session.get(Job, run.job_id)
-    assert job.state == JobState.failed and "refused the login" in job.error
+    assert job.state == JobState.failed and "拒绝登录" in job.error
 
 
 def test_interrupted_run_keeps_its_partial_results(immediate_jobs, session: Session, pinned: TrialServer):

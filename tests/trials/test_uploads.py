@@ -32,8 +32,9 @@ CLAIMS = {
 # tool, recording, --path, the step it stands for, a comparison (check, verdict) it must give
 RECORDINGS = [
     ("iperf3", "iperf3_single.json", "intranet", "iperf3", ("bandwidth", "fail")),  # 46 of 100 Gbit/s
-    ("iperf3", "iperf3_parallel.json", "public", "iperf3_parallel", ("bandwidth", "pass")),
-    ("iperf3", "iperf3_reverse.json", "public", "iperf3_reverse", ("bandwidth", "pass")),
+    # 50 and 45 Gbit/s on a 1 Gbit/s public link: far above the claim, probably not over the sold link
+    ("iperf3", "iperf3_parallel.json", "public", "iperf3_parallel", ("bandwidth", "warn")),
+    ("iperf3", "iperf3_reverse.json", "public", "iperf3_reverse", ("bandwidth", "warn")),
     ("ping", "ping_partial_loss.txt", None, "ping", ("ping_loss", "fail")),
     ("fio", "fio_randread.json", None, "fio_randread", ("iops", "fail")),  # 133k of 500k claimed
     ("fio", "fio_write.json", "storage", "fio_write", ("write_throughput", "info")),
@@ -125,7 +126,7 @@ def test_a_garbled_output_gets_the_parsers_error_and_stores_nothing(session, cla
     (error,) = caught.value.errors
     assert error.field == "output"
     assert "无法解析 iperf3 输出" in error.message and "output is not complete JSON" in error.message
-    assert "nothing was stored" in error.message
+    assert "未保存任何内容" in error.message
     assert _stored(session) == (0, 0)
 
 
@@ -152,9 +153,9 @@ def test_every_input_problem_is_reported_at_once(session, claimed_offer):
         )
     assert caught.value.errors[0].field == "tool" and "netperf" in caught.value.errors[0].message
     big = b"x" * (bench_uploads.MAX_UPLOAD_BYTES + 1)
-    with pytest.raises(InvalidInput, match="at most"):
+    with pytest.raises(InvalidInput, match="上限"):
         bench_uploads.upload_output(session, offer_id=claimed_offer.id, tool="ping", output=big)
-    with pytest.raises(InvalidInput, match="UTF-8 or GBK"):
+    with pytest.raises(InvalidInput, match="UTF-8 或 GBK"):
         bench_uploads.upload_output(
             session, offer_id=claimed_offer.id, tool="ping", output=b"\xff\xfe\xfa\x80\x81"
         )

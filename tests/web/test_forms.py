@@ -36,7 +36,7 @@ def test_provider_form_shows_error_under_the_field_and_keeps_input(login):
     )
     assert response.status_code == 422
     html = response.get_data(as_text=True)
-    assert "内容过短" in field_error(html, "legal_name")
+    assert field_error(html, "legal_name") == "至少 2 个字符"
     assert "邮箱格式不正确" in field_error(html, "contact_email")
     assert "须为整数" in field_error(html, "registered_capital_cny")
     assert field_error(html, "short_name") is None
@@ -59,7 +59,7 @@ def test_offer_gpus_per_node_zero_is_named_at_that_input(login, make_provider):
     response = client.post(f"/providers/{provider.id}/offers/new", data=data)
     assert response.status_code == 422
     html = response.get_data(as_text=True)
-    assert "数值过小" in field_error(html, "gpus_per_node")
+    assert field_error(html, "gpus_per_node") == "不能小于 1"
     assert field_error(html, "gpu_model") is None
     assert input_value(html, "gpus_per_node") == "0"
     assert input_value(html, "gpu_model") == "H800"

@@ -86,7 +86,7 @@ def test_javascript_website_is_an_error_under_the_field(login):
     data = {**provider_data(), "website": "javascript:alert(1)", "registered_capital_cny": "12"}
     response = login("analyst").post("/providers/new", data=data)
     assert response.status_code == 422
-    assert "http(s) URL" in field_error(response.get_data(as_text=True), "website")
+    assert "网址须为 http:// 或 https:// 链接" in field_error(response.get_data(as_text=True), "website")
     data["website"] = "gpu.example.cn"
     assert login("analyst", "analyst2").post("/providers/new", data=data).status_code in (302, 303)
 

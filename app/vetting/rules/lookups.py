@@ -8,13 +8,16 @@ business items each offer kind needs are read from vetting.yaml (context.knowled
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
+from app.localtime import when
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.rules._common import fold_name, label, registry
-from app.vetting.rules._sources import joined, number_key, registry_numbers, source_finding
+from app.vetting.rules._sources import joined, number_key, registry_numbers
+from app.vetting.rules._sources import source_finding as _source_finding
 
 
 def _fact(context: RuleContext, name: str) -> dict[str, Any] | None:
@@ -31,7 +34,27 @@ def _refs(fact: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _at(fact: dict[str, Any]) -> str:
-    return str(fact.get("completed_at") or "")[:16].replace("T", " ")
+    """When the lookup was made, in the display zone and labelled (e.g. 2026-11-30 16:00 UTC+8)."""
+    try:
+        return when(datetime.fromisoformat(str(fact.get("completed_at"))))
+    except ValueError:
+        return str(fact.get("completed_at") or "")[:16].replace("T", " ")
+
+
+def source_finding(context: RuleContext, rule_id: str, **details: Any) -> Finding:
+    """A lookup finding; one from a lookup recorded by hand says so, naming who recorded it and when."""
+    finding = _source_finding(context, rule_id, **details)
+    fact = _fact(context, "icp_lookup" if rule_id.startswith("lookup.icp") else "licence_lookup")
+    manual = (fact or {}).get("manual")
+    if not isinstance(manual, dict):
+        return finding
+    looked = manual.get("looked_at")
+    at, by = when(datetime.fromisoformat(looked)) if looked else "", manual.get("by") or ""
+    return dataclasses.replace(
+        finding,
+        message_zh=f"{finding.message_zh}（人工记录：{by} 于 {at} 在官方网站查看）",
+        message_en=f"{finding.message_en} (recorded by hand by {by} on {at})",
+    )
 
 
 def _date(value: Any) -> date | None:

@@ -1,0 +1,66 @@
+"""Collective bandwidth on one node: nccl-tests' all_reduce_perf over every GPU, else gpuvet's torch script.
+
+Both print the nccl-tests table (benchmarks/probes/nccl.py reads it). A server with neither says so by name
+instead of failing obscurely; the run is bounded by `collective_seconds` plus a grace period.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchmarks.probes import register_probe
+from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
+
+TORCH_SCRIPT = (Path(__file__).with_name("_allreduce_torch.py")).read_text()
+NO_GPU, NO_BENCHMARK = 3, 4
+# $1 budget seconds, $2 max bytes, $3 the torch script. Prints which benchmark ran, then its table.
+SCRIPT = (
+    'secs="$1"; max="$2"; n=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU ")\n'
+    f'if [ "$n" -lt 1 ]; then echo "### no GPU listed by nvidia-smi -L"; exit {NO_GPU}; fi\n'
+    "if command -v all_reduce_perf >/dev/null 2>&1; then\n"
+    '  echo "### nccl-tests all_reduce_perf on $n GPUs"\n'
+    '  exec timeout -k 5 "$secs" all_reduce_perf -b 8 -e "$max" -f 2 -g "$n"\n'
+    "fi\n"
+    "if python3 -c 'import torch.distributed' >/dev/null 2>&1; then\n"
+    '  f=$(mktemp --suffix=.py); printf "%s" "$3" > "$f"\n'
+    '  echo "### gpuvet torch all_reduce on $n GPUs"\n'
+    '  timeout -k 5 "$secs" python3 -m torch.distributed.run --standalone --nproc_per_node="$n" "$f" '
+    '--max-bytes "$max" --seconds "$secs"; s=$?; rm -f "$f"; exit $s\n'
+    "fi\n"
+    f'echo "### neither nccl-tests (all_reduce_perf) nor PyTorch is installed"; exit {NO_BENCHMARK}\n'
+)
+
+
+@register_probe
+class CollectiveProbe(Probe):
+    """All-reduce bus bandwidth across the GPUs of the target (nccl-tests, else PyTorch)."""
+
+    name = "collective"
+    tool = "nvidia-smi"
+
+    def tools(self, ctx: ProbeContext) -> dict[str, tuple[str, ...]]:
+        """nvidia-smi, timeout and mktemp on the target; the script looks for the benchmark itself."""
+        return {TARGET: ("nvidia-smi", "timeout", "mktemp")}
+
+    def run(self, ctx: ProbeContext) -> None:
+        """One bounded run; the table is parsed later by the nccl parser."""
+        params = ctx.params
+        budget = str(params.collective_seconds)
+        argv = ["sh", "-c", SCRIPT, "sh", budget, str(params.collective_max_bytes), TORCH_SCRIPT]
+        result = ctx.execute(
+            TARGET,
+            "all_reduce",
+            argv,
+            timeout=params.collective_seconds + params.command_grace_s,
+            parser="nccl",
+            metadata={"max_bytes": params.collective_max_bytes},
+        )
+        first_line = result.stdout.strip().splitlines()[0] if result.stdout.strip() else ""
+        if result.exit_code in (NO_GPU, NO_BENCHMARK):
+            raise ProbeFailed(first_line.removeprefix("### ").strip())
+        if result.timed_out:
+            raise ProbeFailed(f"the all-reduce benchmark did not finish in {params.collective_seconds} s")
+
+    def estimated_seconds(self, params) -> float:
+        """At most the budget."""
+        return params.collective_seconds

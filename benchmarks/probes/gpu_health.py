@@ -1,0 +1,115 @@
+"""GPU health: Xid events in the kernel log, and the reading of the nvidia-smi health query.
+
+What a careful engineer checks before trusting rented GPUs: uncorrected ECC errors and pages waiting for
+retirement, Xid events (79: the GPU fell off the bus), clocks slowed by power or heat, and PCIe links
+running narrower than the card supports (x4 risers, a degraded slot).
+"""
+
+from __future__ import annotations
+
+import re
+
+from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
+from benchmarks.sample import ParseError, Sample, ToolError
+
+TOOL = "xid"
+HEALTH_QUERY = (
+    "index",
+    "name",
+    "pci.bus_id",
+    "pcie.link.gen.current",
+    "pcie.link.gen.max",
+    "pcie.link.width.current",
+    "pcie.link.width.max",
+    "temperature.gpu",
+    "power.draw",
+    "power.limit",
+    "clocks_throttle_reasons.active",
+    "ecc.errors.uncorrected.volatile.total",
+    "retired_pages.pending",
+)
+_XID = re.compile(r"NVRM: Xid \(PCI:(?P<bus>[0-9A-Fa-f:.]+)\): (?P<code>\d+),\s*(?P<detail>.*)$", re.M)
+UNREADABLE_LOG = "### kernel log unreadable"
+# dmesg needs root or kernel.dmesg_restrict=0; journalctl -k needs the systemd-journal group.
+READ_KERNEL_LOG = (
+    f"dmesg 2>/dev/null || journalctl -k --no-pager -q -n 50000 2>/dev/null || echo '{UNREADABLE_LOG}'"
+)
+_KERNEL_LOG = re.compile(r"^\[\s*\d+\.\d+\]|^\w{3}\s+\d+ \d\d:\d\d:\d\d |^\d{4}-\d\d-\d\dT", re.MULTILINE)
+# Xid codes that point at the hardware or the platform (NVIDIA's Xid catalogue), with what to ask.
+SERIOUS_XIDS: dict[int, tuple[str, str, str]] = {
+    48: ("fail", "双比特 ECC 错误", "double-bit ECC error"),
+    62: ("warn", "GPU 内部微控制器停止", "internal micro-controller halt"),
+    63: ("warn", "ECC 页面退役或行重映射", "ECC page retirement or row remapping"),
+    64: ("fail", "ECC 页面退役或行重映射失败", "ECC page retirement or row remapping failed"),
+    74: ("fail", "NVLink 错误", "NVLink error"),
+    79: ("fail", "GPU 从总线上掉线", "GPU has fallen off the bus"),
+    92: ("warn", "单比特 ECC 错误率过高", "high single-bit ECC error rate"),
+    94: ("warn", "已隔离的 ECC 错误", "contained ECC error"),
+    95: ("fail", "未隔离的 ECC 错误", "uncontained ECC error"),
+    119: ("warn", "GSP 固件超时", "GSP firmware timeout"),
+    120: ("warn", "GSP 固件错误", "GSP firmware error"),
+}
+# clocks_throttle_reasons bits that mean the card is slowed by power or heat (not idle or app clocks).
+SLOWDOWN_BITS = {
+    0x4: ("软件功耗上限", "software power cap"),
+    0x8: ("硬件降频", "hardware slowdown"),
+    0x20: ("软件温度降频", "software thermal slowdown"),
+    0x40: ("硬件温度降频", "hardware thermal slowdown"),
+    0x80: ("硬件功耗刹车", "hardware power brake"),
+}
+
+
+@register_parser(TOOL, accepts="dmesg, journalctl -k or /var/log/kern.log text")
+def parse_kernel_log(text: str) -> list[Sample]:
+    """One `gpu_xid` sample per Xid line (value: the code) and `gpu_xid_events`, the count."""
+    if UNREADABLE_LOG in text:
+        raise ToolError(
+            TOOL, "the kernel log could not be read (dmesg and journalctl -k refused): Xid not checked"
+        )
+    if text.strip() and _XID.search(text) is None and _KERNEL_LOG.search(text) is None:
+        raise ParseError(TOOL, "this does not look like a kernel log (no timestamps, no NVRM lines)")
+    samples = []
+    for match in _XID.finditer(text):
+        code = int(match["code"])
+        metadata = {"pci.bus_id": match["bus"], "detail": match["detail"].strip()[:200]}
+        if code in SERIOUS_XIDS:
+            metadata["severity"] = SERIOUS_XIDS[code][0]
+        samples.append(Sample("gpu_xid", float(code), "", metadata))
+    samples.append(Sample("gpu_xid_events", float(len(samples)), "count", {}))
+    return samples
+
+
+def slowdowns(mask_text: str) -> list[tuple[str, str]]:
+    """The power/heat slowdowns set in a clocks_throttle_reasons bit mask like 0x0000000000000048."""
+    try:
+        mask = int(mask_text, 16)
+    except (TypeError, ValueError):
+        return []
+    return [names for bit, names in SLOWDOWN_BITS.items() if mask & bit]
+
+
+@register_probe
+class GpuHealthProbe(Probe):
+    """The nvidia-smi health query (PCIe link, ECC, pages, slowdowns) and Xid events in the kernel log."""
+
+    name = "gpu_health"
+    tool = "nvidia-smi"
+
+    def tools(self, ctx: ProbeContext) -> dict[str, tuple[str, ...]]:
+        """nvidia-smi on the target."""
+        return {TARGET: ("nvidia-smi",)}
+
+    def run(self, ctx: ProbeContext) -> None:
+        """Two short commands; both outputs are parsed later."""
+        query = ["nvidia-smi", f"--query-gpu={','.join(HEALTH_QUERY)}", "--format=csv"]
+        result = ctx.execute(TARGET, "nvidia-smi health", query, timeout=60, parser="nvidia-smi")
+        if result.exit_code != 0:
+            raise ProbeFailed(
+                f"nvidia-smi exited with status {result.exit_code}: {result.stderr.strip()[-200:]}"
+            )
+        ctx.execute(TARGET, "kernel log (Xid)", ["sh", "-c", READ_KERNEL_LOG], timeout=60, parser=TOOL)
+
+    def estimated_seconds(self, params) -> float:
+        """A few seconds."""
+        return 3

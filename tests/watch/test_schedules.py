@@ -1,0 +1,111 @@
+"""Schedules: due periods in Asia/Shanghai, claimed once, and run by a real worker under an injected clock."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session, func, select
+
+from app import localtime
+from app.jobs import SCHEDULE_TASK_NAME
+from app.models.checks import CheckRun
+from app.models.jobs import Job, JobState
+from app.models.watch import ChangeEvent, ScheduleRun
+from app.services import schedules
+from app.services.providers import create_provider
+from tests.jobs.test_worker_process import DEADLINE_S, worker
+from tests.watch.test_change_events import LICENCE, TODAY
+
+DAILY, WEEKLY = schedules.SCHEDULES
+# 2026-12-02 04:00 in Shanghai (a Wednesday): the daily 03:00 is due for the 2nd, the weekly for Monday 30 Nov
+WEDNESDAY_4AM = datetime(2026, 12, 1, 20, 0, tzinfo=UTC)
+
+
+def local(text: str) -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=localtime._zone("Asia/Shanghai"))
+
+
+@pytest.mark.parametrize(
+    ("now", "daily", "weekly"),
+    [
+        ("2026-12-02 04:00", "2026-12-02", "2026-11-30"),
+        ("2026-12-02 02:59", "2026-12-01", "2026-11-30"),  # before 03:00: yesterday's is the latest due
+        ("2026-11-30 03:59", "2026-11-30", "2026-11-23"),  # Monday before 04:00: last week's
+        ("2026-11-30 04:00", "2026-11-30", "2026-11-30"),
+    ],
+)
+def test_latest_due_period_in_local_time(now: str, daily: str, weekly: str):
+    assert DAILY.latest_due(local(now)).isoformat() == daily
+    assert WEEKLY.latest_due(local(now)).isoformat() == weekly
+
+
+def test_a_period_is_started_once(app, session: Session):
+    with app.app_context():
+        first = schedules.tick(session, WEDNESDAY_4AM)
+        assert sorted(job.kind for job in first) == ["watch.daily", "watch.footers"]
+        assert schedules.tick(session, WEDNESDAY_4AM + timedelta(minutes=1)) == []
+        [following] = schedules.tick(session, WEDNESDAY_4AM + timedelta(days=1))
+        assert following.kind == "watch.daily" and following.params == {"period": "2026-12-03"}
+    periods = session.exec(select(ScheduleRun.schedule, ScheduleRun.period).order_by(ScheduleRun.id)).all()
+    assert periods == [
+        ("daily_checks", "2026-12-02"),
+        ("weekly_footers", "2026-11-30"),
+        ("daily_checks", "2026-12-03"),
+    ]
+
+
+def _count(app, model, *where) -> int:
+    with Session(app.extensions["gpuvet.engine"]) as fresh:
+        return fresh.exec(select(func.count()).select_from(model).where(*where)).one()
+
+
+def _wait(app, log: Path, done) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        if done():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"the schedule did not finish in {DEADLINE_S} s; worker log:\n{log.read_text()[-4000:]}")
+
+
+def _ticks(log: Path) -> int:
+    """How many schedule ticks the worker log shows as executed (one per worker start here)."""
+    return (
+        len(re.findall(rf"{re.escape(SCHEDULE_TASK_NAME)}: \S+ executed", log.read_text()))
+        if log.exists()
+        else 0
+    )
+
+
+@pytest.mark.slow
+def test_a_real_worker_runs_the_daily_schedule_once_per_day(app, session: Session, database_url, tmp_path):
+    expiring = {**LICENCE, "expires_on": (TODAY + timedelta(days=20)).isoformat()}
+    for name in ("示例日检算力有限公司", "示例周检算力有限公司"):
+        create_provider(session, data={"legal_name": name, "licences": [expiring]})
+    log = tmp_path / "worker.log"
+
+    def run_worker_at(now: datetime, ticks: int) -> None:
+        clock = {"GPUVET_SCHEDULES": "1", "GPUVET_TEST_NOW": now.isoformat()}
+        with worker(app, database_url, log, extra_env=clock):
+            _wait(
+                app,
+                log,
+                lambda: _ticks(log) >= ticks and not _count(app, Job, Job.state.in_(("queued", "running"))),
+            )
+
+    run_worker_at(WEDNESDAY_4AM, ticks=1)
+    assert _count(app, CheckRun) == 2  # both providers re-checked for the 2nd
+    assert _count(app, ChangeEvent, ChangeEvent.kind == "expiring") == 2  # 19 days left on the 2nd: once each
+    assert _count(app, Job, Job.kind == "watch.daily", Job.state == JobState.succeeded) == 1
+
+    run_worker_at(WEDNESDAY_4AM + timedelta(hours=2), ticks=2)  # restarted the same day: nothing again
+    assert _count(app, CheckRun) == 2 and _count(app, Job, Job.kind == "watch.daily") == 1
+
+    run_worker_at(WEDNESDAY_4AM + timedelta(days=14), ticks=3)  # two weeks on: 5 days left, new period
+    assert _count(app, CheckRun) == 4
+    assert _count(app, ChangeEvent, ChangeEvent.kind == "expiring") == 4  # the 7-day threshold, once each
+    assert _count(app, ScheduleRun, ScheduleRun.schedule == "weekly_footers") == 2
