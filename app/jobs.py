@@ -100,7 +100,7 @@ def load_kinds() -> dict[str, JobKind]:
 
 def kind_title(kind: str, locale: str) -> str:
     """A job kind's title in the UI language (the kind itself when it is not registered)."""
-    entry = KINDS.get(kind)
+    entry = load_kinds().get(kind)  # a web process imports only the services its pages use
     return entry.title(locale) if entry else kind
 
 

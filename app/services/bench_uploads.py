@@ -25,6 +25,7 @@ from app.services.rechecks import recheck
 from benchmarks.compare import compare
 from benchmarks.probes import get_parser
 from benchmarks.probes.disk import classify
+from benchmarks.probes.gpu_health import HEALTH_QUERY
 from benchmarks.sample import ParseError, Sample
 
 MAX_UPLOAD_BYTES = 1024 * 1024  # fits bench_runs.MAX_STORED_OUTPUT, so the text is always kept whole
@@ -67,6 +68,13 @@ TOOLS: dict[str, UploadTool] = {
         (),
         "nvidia-smi --query-gpu=index,name,memory.total,driver_version,pci.bus_id --format=csv",
     ),
+    "nvidia-smi-health": UploadTool(
+        "nvidia-smi", "gpu_health", (), f"nvidia-smi --query-gpu={','.join(HEALTH_QUERY)} --format=csv"
+    ),
+    "dmesg": UploadTool("xid", "gpu_health", (), "dmesg (or journalctl -k --no-pager)"),
+    "nccl-tests": UploadTool("nccl", "collective", (), "all_reduce_perf -b 8 -e 8G -f 2 -g GPUS"),
+    "ibv_devinfo": UploadTool("ibv_devinfo", "rdma", (), "ibv_devinfo -v"),
+    "perftest": UploadTool("perftest", "rdma", ("intranet",), "ib_write_bw --report_gbits PEER_ADDRESS"),
 }
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
@@ -133,10 +134,26 @@ def daily_job(session: Session, job: Any, *, period: str) -> dict[str, Any]:
 def footers_job(session: Session, job: Any, *, period: str) -> dict[str, Any]:
     """Queue a footer scrape for every provider with a website (each one keeps its evidence as usual)."""
     queued: list[int] = []
+    websites = dict(
+        session.exec(select(Provider.id, Provider.website).where(col(Provider.website).is_not(None)))
+    )
 
     def scrape(provider_id: int) -> None:
-        queued.append(enqueue(session, kind="scrape.footer", params={"provider_id": provider_id}).id)
+        if not reserved_domain(websites.get(provider_id)):
+            queued.append(enqueue(session, kind="scrape.footer", params={"provider_id": provider_id}).id)
 
-    count = _each_provider(session, job, scrape, where=col(Provider.website).is_not(None))
-    message = _("已为 %(count)s 家供应商排队抓取页脚", count=count)
-    return {"queued_jobs": queued, "providers": count, "message": message}
+    _each_provider(session, job, scrape, where=col(Provider.website).is_not(None))
+    message = _("已为 %(count)s 家供应商排队抓取页脚", count=len(queued))
+    return {"queued_jobs": queued, "providers": len(queued), "message": message}
+
+
+RESERVED_SUFFIXES = (".example", ".test", ".invalid", ".localhost")  # RFC 2606 / 6761: never on the internet
+
+
+def reserved_domain(url: str | None) -> bool:
+    """Whether a website is on a reserved documentation domain (the demo's), which a scrape cannot reach."""
+    host = (urlsplit(url or "").hostname or "").lower().rstrip(".")
+    examples = ("example.com", "example.net", "example.org")
+    return host.endswith(RESERVED_SUFFIXES) or any(
+        host == name or host.endswith(f".{name}") for name in examples
+    )

@@ -297,6 +297,7 @@ BENCH_STEP = {
     "gpu_health": _l("GPU 健康检查"),
     "collective": _l("多卡通信（all-reduce）"),
     "dataload": _l("数据加载"),
+    "rdma": _l("RDMA"),
     "stability": _l("重复带宽测试"),
     "upload": _l("上传的输出"),
 }

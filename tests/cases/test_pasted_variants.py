@@ -30,3 +30,20 @@ def test_a_pasted_fio_2_output_is_compared_with_the_claimed_iops(session: Sessio
     iops = _comparisons(run)["iops"]
     assert iops["measured"] == 187453 and iops["claimed"] == 500000
     assert iops["verdict"] == "fail"  # 37% of the claim: below the fail ratio 0.5
+
+
+def test_pasted_cluster_outputs_are_compared_too(session: Session, offers):
+    nccl = (DATA / "nccl" / "all_reduce_8xh100.txt").read_text()
+    run = bench_uploads.upload_output(session, offer_id=offers[0].id, tool="nccl-tests", output=nccl)
+    assert _comparisons(run)["collective"]["verdict"] == "pass"
+    health = (DATA / "nvidia-smi" / "health_8xh800.csv").read_text()
+    run = bench_uploads.upload_output(session, offer_id=offers[0].id, tool="nvidia-smi-health", output=health)
+    assert {c["verdict"] for c in run.comparisons if c["check"] == "gpu_health"} == {"warn", "fail"}
+    kernel = (DATA / "nvidia-smi" / "dmesg_xid.txt").read_text()
+    run = bench_uploads.upload_output(session, offer_id=offers[0].id, tool="dmesg", output=kernel)
+    assert any(c["check"] == "gpu_health" and "Xid 79" in c["reason_en"] for c in run.comparisons)
+    perftest = (DATA / "rdma" / "ib_write_bw_gbits.txt").read_text()
+    run = bench_uploads.upload_output(
+        session, offer_id=offers[0].id, tool="perftest", output=perftest, path="intranet"
+    )
+    assert run.state == "succeeded"

@@ -109,3 +109,18 @@ def test_a_real_worker_runs_the_daily_schedule_once_per_day(app, session: Sessio
     assert _count(app, CheckRun) == 4
     assert _count(app, ChangeEvent, ChangeEvent.kind == "expiring") == 4  # the 7-day threshold, once each
     assert _count(app, ScheduleRun, ScheduleRun.schedule == "weekly_footers") == 2
+
+
+@pytest.mark.parametrize(
+    ("url", "reserved"),
+    [
+        ("https://xinghe-compute.example/", True),
+        ("http://shop.test", True),
+        ("https://www.example.com/about", True),
+        ("https://www.aliyun.com/", False),
+        ("https://example.com.cn/", False),
+        (None, False),
+    ],
+)
+def test_reserved_documentation_domains_are_never_scraped(url, reserved):
+    assert schedules.reserved_domain(url) is reserved
