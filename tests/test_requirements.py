@@ -11,6 +11,7 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("app", "scrapers", "benchmarks", "wsgi.py")
+REMOTE = PROJECT_ROOT / "benchmarks" / "remote"  # programs shipped to trial servers (their own packages)
 PROJECT_PACKAGES = {"app", "scrapers", "benchmarks", "wsgi", "migrations", "tests"}
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]*)(\[[^\]]*\])?==([^\s;]+)\s*$")
 
@@ -39,6 +40,7 @@ def imported_names(roots: tuple[str, ...] = PRODUCT) -> dict[str, str]:
     for root in roots:
         path = PROJECT_ROOT / root
         files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    files = [file for file in files if not file.is_relative_to(REMOTE)]  # runs on trial servers, not here
     names: dict[str, str] = {}
     for file in files:
         tree = ast.parse(file.read_text(encoding="utf-8"), filename=str(file))

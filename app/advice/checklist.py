@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from app.advice.facts import SOURCE_LABELS, Measurement, OfferFacts, ProviderFacts
+from app.advice.figure_names import figure_name
 from app.advice.knowledge import load
 from app.advice.numbers import fmt, tidy
 from app.advice.requirements import Needs, network_constants
@@ -346,6 +347,7 @@ def _measurement_evidence(
     if measured.origin == "uploaded":
         run_zh, run_en = f"{run_zh}，手工上传", f"{run_en}, uploaded"
     name = offer.name or offer.gpu_model
+    figure_zh, figure_en = figure_name(metric)
     return {
         "kind": "measurement",
         "metric": metric,
@@ -355,8 +357,8 @@ def _measurement_evidence(
         "run_id": measured.run_id,
         "measured_on": day,
         "origin": measured.origin,
-        "message_zh": f"{name}：{metric} = {shown} {measured.unit}（{zh}{run_zh}）{goal_zh}",
-        "message_en": f"{name}: {metric} = {shown} {measured.unit} ({en}{run_en}){goal_en}",
+        "message_zh": f"{name}：{figure_zh} {shown} {measured.unit}（{zh}{run_zh}）{goal_zh}",
+        "message_en": f"{name}: {figure_en} {shown} {measured.unit} ({en}{run_en}){goal_en}",
         "link": measured.link,
     }
 

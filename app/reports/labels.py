@@ -7,6 +7,8 @@ from typing import Any
 
 from markupsafe import Markup
 
+from app.advice.figure_names import FIGURE_NAMES
+
 LANGUAGES = ("zh", "en")
 
 # key: (Chinese, English)
@@ -375,21 +377,7 @@ VALUES: dict[str, dict[str, tuple[str, str]]] = {
         "at_provider": ("已在服务商处", "Already at the provider"),
     },
     "batch_kind": {"training": ("离线训练", "Offline training"), "rendering": ("渲染", "Rendering")},
-    # the figures a case ranks offers on (app.advice.ranking.FIGURES and measured extras)
-    "figure": {
-        "rdma_gbps": ("RDMA 带宽", "RDMA bandwidth"),
-        "intranet_gbps": ("内网带宽", "intranet bandwidth"),
-        "public_mbps": ("公网带宽", "public bandwidth"),
-        "read_iops": ("读 IOPS", "read IOPS"),
-        "write_mb_s": ("写入速度", "write speed"),
-        "bandwidth_type": ("带宽类型", "bandwidth type"),
-        "storage_type": ("存储类型", "storage type"),
-        "gpu_model": ("GPU 型号", "GPU model"),
-        "gpu_count": ("GPU 数量", "GPU count"),
-        "rtt_ms": ("往返时延", "round-trip time"),
-        "intranet_rtt_ms": ("内网往返时延", "intranet round-trip time"),
-        "office_rtt_ms": ("到办公室往返时延", "round-trip time to the office"),
-    },
+    "figure": FIGURE_NAMES,  # the figures a case ranks offers on
     # why a fetch stored as evidence failed (scrapers.http / scrapers.official error codes)
     "fetch_error": {
         "fetch_failed": ("抓取失败", "fetch failed"),

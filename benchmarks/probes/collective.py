@@ -11,7 +11,7 @@ from pathlib import Path
 from benchmarks.probes import register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 
-TORCH_SCRIPT = (Path(__file__).with_name("_allreduce_torch.py")).read_text()
+TORCH_SCRIPT = (Path(__file__).parent.parent / "remote" / "allreduce_torch.py").read_text()
 NO_GPU, NO_BENCHMARK = 3, 4
 # $1 budget seconds, $2 max bytes, $3 the torch script. Prints which benchmark ran, then its table.
 SCRIPT = (

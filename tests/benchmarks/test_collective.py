@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.probes import parse
-from benchmarks.probes._allreduce_torch import bus_factor, expected_after, run_sweep, sizes
+from benchmarks.remote.allreduce_torch import bus_factor, expected_after, run_sweep, sizes
 from benchmarks.ssh import SSHRunner
 from benchmarks.suites import Step, StepStatus, run_suite
 from tests.bench_support.gpu import install_standin

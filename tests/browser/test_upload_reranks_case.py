@@ -124,7 +124,7 @@ def test_upload_far_below_the_claim_reranks_the_saved_case(page, seeded):  # noq
     expect(page.locator("#evidence-changed")).to_have_count(0)
     row_a = page.locator(f"#offer-{offer_a}")
     row_a.locator("summary").click()
-    expect(row_a.locator(".figures")).to_contain_text("intranet_gbps = 100 Gbps")
+    expect(row_a.locator(".figures")).to_contain_text("内网带宽 100 Gbps")
     expect(row_a.locator(".figures")).to_contain_text("服务商声称")
 
     # the provider's 试用测试 tab: upload the recorded iperf3 output as A's intranet measurement
@@ -155,7 +155,7 @@ def test_upload_far_below_the_claim_reranks_the_saved_case(page, seeded):  # noq
     expect(row_a).to_have_class(re.compile(r"\boffer-row\b"))  # ranked lower, not excluded
     row_a.locator("summary").click()
     figures = row_a.locator(".figures")
-    expect(figures).to_contain_text(re.compile(r"intranet_gbps = 46(\.\d+)? Gbps\s*实测"))
+    expect(figures).to_contain_text(re.compile(r"内网带宽 46(\.\d+)? Gbps\s*实测"))
     expect(figures.locator(f"a.run-link[href='/bench-runs/{run_id}']")).to_have_text(f"测试 #{run_id}")
     expect(row_a).to_contain_text(f"实测 46.1 Gbps，只有声称 100 Gbps 的 46%（测试 #{run_id}）")
     score_a = float(row_a.locator("td.score").inner_text())

@@ -110,7 +110,7 @@ def test_the_checklist_ticks_itself_from_an_uploaded_run_with_its_link(session, 
     item = html.split('id="item-intranet_iperf3"')[1].split('class="card shadow-sm checklist-item"')[0]
     assert "status-passed" in item
     assert f'href="/bench-runs/{run_id}"' in item and f"测试 #{run_id}" in item
-    assert "intranet_gbps = 2 Gbps" in item and 'data-ok="True"' in item
+    assert "内网带宽 2 Gbps" in item and 'data-ok="True"' in item and "intranet_gbps" not in item
     gpu = html.split('id="item-gpu_inventory"')[1].split('class="card shadow-sm checklist-item"')[0]
     assert "status-passed" not in gpu  # nothing measured about the GPUs: the item stays open
 
@@ -142,7 +142,7 @@ def test_the_case_report_names_the_runs_and_check_runs_it_used(session, offers, 
     case_id = new_case(session, answers())
     html = login("viewer").get(f"/cases/{case_id}/report?lang=en").get_data(as_text=True)
     table = html.split('id="evidence-used"')[1].split("</table>")[0]
-    assert f"benchmark run #{run_id}" in table and "(uploaded)" in table and "intranet_gbps" in table
+    assert f"benchmark run #{run_id}" in table and "(uploaded)" in table and "intranet bandwidth" in table
     assert f"credential check #{check.id}" in table and "示例测量算力有限公司" in table
 
 

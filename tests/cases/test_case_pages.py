@@ -210,6 +210,6 @@ def test_results_and_checklist_in_english(login, session, demo_loaded):
     assert "Interactive inference" in html
     assert "latency budget 300 ms − model time 275 ms = 25 ms" in html
     assert "claimed by provider" in html
-    assert "Our users are in 上海、杭州、南京" in html
+    assert 'Our users are in <span lang="zh">上海、杭州、南京</span>' in html  # Chinese names marked as such
     checklist = client.get(f"/cases/{case.id}/checklist").get_data(as_text=True)
     assert "Time a full request from the users&#39; cities" in checklist

@@ -33,9 +33,9 @@ def test_export_json_to_stdout_and_import_it_back(app, session, runner, tmp_path
     path.write_text(result.stdout, encoding="utf-8")
 
     empty_database(app, session)
-    result = runner.invoke(args=["providers", "import", str(path)])
+    result = runner.invoke(args=["providers", "import", str(path), "--apply"])
     assert result.exit_code == 0, result.output
-    assert "imported 2" in result.stdout
+    assert json.loads(result.stdout)["applied"] is True and "applied: 2 created, 0 updated" in result.stderr
     assert snapshot(session) == before
     actors = {entry.actor_name for entry in session.exec(select(AuditEntry)).all()}
     assert actors == {"cli"}
@@ -52,9 +52,12 @@ def test_export_csv_to_file_and_import_with_dry_run(app, session, runner, tmp_pa
     empty_database(app, session)
     result = runner.invoke(args=["providers", "import", str(path), "--dry-run"])
     assert result.exit_code == 0, result.output
-    assert "dry run: 1 provider(s) valid" in result.stdout
+    assert json.loads(result.stdout)["dry_run"] is True and "preview: 1 new, 0 to update" in result.stderr
     assert snapshot(session) == []
-    result = runner.invoke(args=["providers", "import", str(path)])
+    result = runner.invoke(args=["providers", "import", str(path)])  # a preview by default: nothing written
+    assert result.exit_code == 0, result.output
+    assert snapshot(session) == []
+    result = runner.invoke(args=["providers", "import", str(path), "--apply"])
     assert result.exit_code == 0, result.output
     assert snapshot(session) == before
 
@@ -67,12 +70,12 @@ def test_import_with_problems_lists_each_on_stderr_and_exits_1(session, runner, 
     ]
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad, ensure_ascii=False), encoding="utf-8")
-    result = runner.invoke(args=["providers", "import", str(path)])
+    result = runner.invoke(args=["providers", "import", str(path), "--apply"])
     assert result.exit_code == 1
-    assert "row 2, offers[0].gpus_per_node: " in result.stderr
-    assert "row 3, legal_name: " in result.stderr
-    assert "row 3, status: " in result.stderr
-    assert "nothing imported" in result.stderr
+    assert "第 2 行, offers[0].gpus_per_node: 不能小于 1" in result.stderr  # the CLI speaks Chinese (default)
+    assert "第 3 行, legal_name: " in result.stderr
+    assert "第 3 行, status: 取值无效，可选：candidate" in result.stderr
+    assert json.loads(result.stdout)["applied"] is False
     assert snapshot(session) == []
 
 
@@ -82,7 +85,7 @@ def test_import_format_option_and_unknown_extension(session, runner, tmp_path):
     result = runner.invoke(args=["providers", "import", str(path)])
     assert result.exit_code == 2
     assert "--format" in result.output
-    result = runner.invoke(args=["providers", "import", str(path), "--format", "csv"])
+    result = runner.invoke(args=["providers", "import", str(path), "--format", "csv", "--apply"])
     assert result.exit_code == 0, result.output
     assert [p["legal_name"] for p in snapshot(session)] == ["示例文本有限公司"]
 

@@ -132,7 +132,9 @@ def test_a_failed_lookup_step_is_not_a_success(session, monkeypatch):
     from app.models.evidence import LookupState
     from app.services import lookups
 
-    failed = SimpleNamespace(id=3, state=LookupState.failed, message="查询失败 (lookup failed)")
+    failed = SimpleNamespace(
+        id=3, state=LookupState.failed, message="查询失败 (lookup failed)", captcha_extra=None
+    )
     monkeypatch.setattr(lookups, "get_lookup", lambda session, lookup_id: failed)
     monkeypatch.setattr(lookups, "_Step", lambda *args, **kwargs: SimpleNamespace(new_captcha=lambda: None))
     result = lookups.run_step(session, lookup_id=3, step="captcha", client=None, settings=None)
