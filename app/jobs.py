@@ -25,12 +25,15 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
+from flask import has_app_context, has_request_context
+from flask_babel import force_locale, get_locale
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 TASK_NAME = "gpuvet.run_job"
+LOCALE_PARAM = "_locale"  # the language of whoever queued the job; taken out before the job function runs
 SCHEDULE_TASK_NAME = (
     "gpuvet.schedules_tick"  # every minute: start the schedules that are due (services/schedules)
 )
@@ -113,6 +117,16 @@ def job_result_outcome(outcome: str, message_zh: str = "", message_en: str = "")
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+@contextmanager
+def _speaking(locale: str | None) -> Iterator[None]:
+    """Messages built inside are in `locale` (the starter's language); outside an app, as they come."""
+    if locale and has_app_context():
+        with force_locale(locale):
+            yield
+    else:
+        yield
 
 
 def worker_id() -> str:
@@ -241,6 +255,8 @@ def enqueue(
     params = _json_ready(params or {}, "params")
     if not isinstance(params, dict):
         raise InvalidInput(_("任务参数须为对象"), field="params")
+    if has_request_context():  # the job speaks the language of the person who started it
+        params = {**params, LOCALE_PARAM: str(get_locale() or "zh")}
     actor_id, actor_name = _actor(user, session)
     job = Job(
         kind=kind,
@@ -399,10 +415,13 @@ def execute_job(engine: sa.Engine, job_id: int, *, heartbeat_s: float = 10.0) ->
             assert job is not None  # just claimed
             session.info["actor"] = (job.created_by_id, job.created_by_name)
             entry = load_kinds().get(job.kind)
+            params = dict(job.params)
+            locale = params.pop(LOCALE_PARAM, None)
             try:
-                if entry is None:
-                    raise InvalidInput(_("未知任务类型 %(kind)s", kind=job.kind), field="kind")
-                result = entry.fn(session, job, **job.params)
+                with _speaking(locale):
+                    if entry is None:
+                        raise InvalidInput(_("未知任务类型 %(kind)s", kind=job.kind), field="kind")
+                    result = entry.fn(session, job, **params)
                 session.commit()
                 result = _json_ready(result, "result")
             except JobCancelled as exc:
@@ -412,7 +431,9 @@ def execute_job(engine: sa.Engine, job_id: int, *, heartbeat_s: float = 10.0) ->
             except Exception as exc:  # every failure is stored on the job, never lost
                 session.rollback()
                 logger.exception("job %s (%s) failed", job_id, job.kind)
-                _finish(engine, job_id, state=JobState.failed, error=_error_text(exc))
+                with _speaking(locale):
+                    error = _error_text(exc)
+                _finish(engine, job_id, state=JobState.failed, error=error)
                 return
         state = JobState.cancelled if _cancel_requested(engine, job_id) else JobState.succeeded
         _finish(engine, job_id, state=state, result=result)

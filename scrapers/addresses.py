@@ -5,7 +5,7 @@ address. Non-public addresses (loopback, link-local, private, ...) are refused u
 contains them. An allow-listed host name (scraper only) admits private and other non-global unicast
 addresses, never loopback, link-local, unspecified, multicast or reserved ones (those need a CIDR), and
 only on the web ports 80 and 443 unless its entry names a port ("mirror.example:8443").
-Standard library only, so importing it is cheap.
+Messages are in one language (flask_babel gettext: the request's language, Chinese outside a request).
 """
 
 from __future__ import annotations
@@ -15,15 +15,18 @@ import socket
 from collections.abc import Iterable
 from typing import Any
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-_BLOCK_REASONS: tuple[tuple[str, str, str], ...] = (
-    ("is_unspecified", "未指定地址", "unspecified"),
-    ("is_loopback", "回环地址", "loopback"),
-    ("is_link_local", "链路本地地址", "link-local"),
-    ("is_multicast", "组播地址", "multicast"),
-    ("is_private", "内网地址", "private"),
-    ("is_reserved", "保留地址", "reserved"),
+_BLOCK_REASONS: tuple[tuple[str, Any, str], ...] = (
+    ("is_unspecified", _l("未指定地址"), "unspecified"),
+    ("is_loopback", _l("回环地址"), "loopback"),
+    ("is_link_local", _l("链路本地地址"), "link-local"),
+    ("is_multicast", _l("组播地址"), "multicast"),
+    ("is_private", _l("内网地址"), "private"),
+    ("is_reserved", _l("保留地址"), "reserved"),
 )
 # Reasons an allow-listed host name may override; the others need an allow-listed CIDR.
 HOST_ADMITS = frozenset({"private", "not globally routable"})
@@ -31,7 +34,7 @@ WEB_PORTS = frozenset({80, 443})
 
 
 class AddressRefused(Exception):
-    """The host resolves to an address the policy refuses (message is bilingual)."""
+    """The host resolves to an address the policy refuses (message in the current language)."""
 
     def __init__(self, message: str, *, host: str = "") -> None:
         super().__init__(message)
@@ -40,7 +43,7 @@ class AddressRefused(Exception):
 
 
 class ResolveFailed(Exception):
-    """The host name does not resolve (message is bilingual)."""
+    """The host name does not resolve (message in the current language)."""
 
     def __init__(self, message: str, *, host: str = "") -> None:
         super().__init__(message)
@@ -49,15 +52,15 @@ class ResolveFailed(Exception):
 
 
 def block_reason(address: IPAddress) -> tuple[str, str] | None:
-    """Return (zh, en) naming why an address is not public, or None for a public address."""
+    """(label in the current language, English code) naming why an address is not public; None if public."""
     mapped = getattr(address, "ipv4_mapped", None)
     if mapped is not None:
         address = mapped
     for attribute, zh, en in _BLOCK_REASONS:
         if getattr(address, attribute):
-            return zh, en
+            return str(zh), en
     if not address.is_global:
-        return "非公网地址", "not globally routable"
+        return _("非公网地址"), "not globally routable"
     return None
 
 
@@ -68,12 +71,10 @@ def _host_entry(entry: str) -> tuple[str, int | None]:
     if not sep:
         name, port = entry, ""
     elif not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"{entry!r}: 端口须为 1-65535 (port must be 1-65535)")
+        raise ValueError(_("%(entry)s：端口须为 1-65535", entry=repr(entry)))
     name = name.rstrip(".")
     if not name or ":" in name or "/" in name:
-        raise ValueError(
-            f"{entry!r}: 须为主机名或 *.后缀，可加 :端口 (must be a host name or *.suffix[:port])"
-        )
+        raise ValueError(_("%(entry)s：须为主机名或 *.后缀，可加 :端口", entry=repr(entry)))
     return name, int(port) if port else None
 
 
@@ -110,25 +111,32 @@ class AddressPolicy:
         reason = block_reason(ip)
         if reason is None or any(ip in network for network in self.allow_networks):
             return None
-        zh, en = reason
+        label, en = reason
         ports = self.host_ports(host)
         if ports is not None and en in HOST_ADMITS:
             if port in ports:
                 return None
             listed = ", ".join(str(p) for p in sorted(ports))
-            return (
-                f"{host} 在允许列表中，但只允许端口 {listed}，不允许 {port} "
-                f"({host} is allow-listed on port(s) {listed} only, not {port}; list it as {host}:{port})"
+            return _(
+                "%(host)s 在允许列表中，但只允许端口 %(listed)s，不允许 %(port)s；"
+                "如需此端口，请写成 %(host)s:%(port)s",
+                host=host,
+                listed=listed,
+                port=port,
             )
         if ports is not None:
-            return (
-                f"{host} 解析到 {ip}（{zh}）；主机名允许列表只放行内网地址，此类地址须在 CIDR 允许列表中 "
-                f"({host} resolves to {ip}, a {en} address; an allow-listed host name admits private "
-                "addresses only, this one needs an allow-listed CIDR)"
+            return _(
+                "%(host)s 解析到 %(ip)s（%(kind)s）；"
+                "主机名允许列表只放行内网地址，此类地址须在 CIDR 允许列表中",
+                host=host,
+                ip=ip,
+                kind=label,
             )
-        return (
-            f"{host} 解析到 {ip}（{zh}），出于安全原因拒绝访问；如确需访问，请在设置中加入允许列表 "
-            f"({host} resolves to {ip}, a {en} address; refused unless allow-listed)"
+        return _(
+            "%(host)s 解析到 %(ip)s（%(kind)s），出于安全原因拒绝访问；如确需访问，请在设置中加入允许列表",
+            host=host,
+            ip=ip,
+            kind=label,
         )
 
     def check_address(self, host: str, address: str, port: int) -> None:
@@ -146,10 +154,10 @@ class AddressPolicy:
             infos = socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)
         except (socket.gaierror, UnicodeError) as exc:
             raise ResolveFailed(
-                f"无法解析域名 {host} (cannot resolve host name {host}: {exc})", host=host
+                _("无法解析域名 %(host)s（%(problem)s）", host=host, problem=exc), host=host
             ) from exc
         if not infos:
-            raise ResolveFailed(f"域名 {host} 没有地址 (host {host} has no address)", host=host)
+            raise ResolveFailed(_("域名 %(host)s 没有地址", host=host), host=host)
         checked = []
         for found_family, _type, _proto, _name, sockaddr in infos:
             self.check_address(host, sockaddr[0], port)

@@ -24,7 +24,14 @@ from app.web import labels
 SUBJECT_KEYS = frozenset({"provider_id", "server_id", "run_id", "lookup_id", "upload_id", "check_run_id"})
 HIDDEN_KEYS = frozenset(
     {"outcome", "outcome_message_zh", "outcome_message_en", "answer"}
-    | {"plans", "expected", "locale", "preview_job", "conflict"}  # an import's plan: shown on /transfer
+    | {
+        "plans",
+        "expected",
+        "locale",
+        "_locale",
+        "preview_job",
+        "conflict",
+    }  # an import's plan: shown on /transfer
 )
 
 KEY_LABELS: dict[str, Any] = {

@@ -12,6 +12,8 @@ import pkgutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from flask_babel import gettext as _
+
 if TYPE_CHECKING:
     from benchmarks.probes.base import Probe
     from benchmarks.sample import Sample
@@ -56,7 +58,9 @@ def _naming_accepted(function: Parser, accepts: str) -> Parser:
         except ToolError:
             raise
         except ParseError as exc:
-            raise ParseError(exc.tool, f"{exc.reason} (accepted: {accepts})") from exc
+            raise ParseError(
+                exc.tool, _("%(reason)s（可读取：%(accepted)s）", reason=exc.reason, accepted=accepts)
+            ) from exc
 
     return parser
 

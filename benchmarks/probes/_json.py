@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from flask_babel import gettext as _
+
 from benchmarks.sample import ParseError
 
 
@@ -12,13 +14,15 @@ def load_json_object(text: str, tool: str) -> dict[str, Any]:
     """The first JSON object in `text` (tools print warnings before it); ParseError when none is whole."""
     start = text.find("{")
     if start < 0:
-        raise ParseError(tool, "no JSON object in the output")
+        raise ParseError(tool, _("输出中没有 JSON 对象"))
     try:
         data, _end = json.JSONDecoder().raw_decode(text, start)
     except json.JSONDecodeError as exc:
-        raise ParseError(tool, f"output is not complete JSON ({exc.msg} at char {exc.pos})") from exc
+        raise ParseError(
+            tool, _("输出不是完整的 JSON（在第 %(position)s 个字符处中断）", position=exc.pos)
+        ) from exc
     if not isinstance(data, dict):
-        raise ParseError(tool, "the JSON document is not an object")
+        raise ParseError(tool, _("JSON 文档不是对象"))
     return data
 
 
@@ -30,12 +34,12 @@ def dig(data: Any, *path: str | int, tool: str, expected: type | tuple[type, ...
             current = current[key]
         except (KeyError, IndexError, TypeError):
             where = ".".join(str(part) for part in path[: index + 1])
-            raise ParseError(tool, f"missing {where}") from None
+            raise ParseError(tool, _("缺少 %(path)s", path=where)) from None
     kinds = expected if isinstance(expected, tuple) else (expected,)
     is_stray_bool = isinstance(current, bool) and object not in kinds and bool not in kinds
     if not isinstance(current, expected) or is_stray_bool:
         where = ".".join(str(part) for part in path)
-        raise ParseError(tool, f"{where} has an unexpected type ({type(current).__name__})")
+        raise ParseError(tool, _("%(path)s 的类型不对（%(type)s）", path=where, type=type(current).__name__))
     return current
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from flask_babel import gettext as _
+
 from benchmarks.params import SuiteParams
 from benchmarks.ssh import DEFAULT_MAX_OUTPUT, CommandResult, Runner
 
@@ -165,7 +167,14 @@ class Probe:
 def check_result(result: CommandResult, what: str, *, ok_codes: tuple[int, ...] = (0,)) -> None:
     """Raise ProbeFailed when `result` timed out or exited with a code outside `ok_codes`."""
     if result.timed_out:
-        raise ProbeFailed(f"{what} timed out after {result.duration:.0f} s")
+        raise ProbeFailed(_("%(what)s 在 %(seconds).0f 秒后超时", what=what, seconds=result.duration))
     if result.exit_code not in ok_codes:
         detail = (result.stderr or result.stdout).strip().splitlines()
-        raise ProbeFailed(f"{what} exited with status {result.exit_code}: {detail[-1] if detail else ''}")
+        raise ProbeFailed(
+            _(
+                "%(what)s 以状态 %(code)s 退出：%(detail)s",
+                what=what,
+                code=result.exit_code,
+                detail=detail[-1] if detail else "",
+            )
+        )

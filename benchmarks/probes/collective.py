@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from flask_babel import gettext as _
+
 from benchmarks.probes import register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 
@@ -59,7 +61,9 @@ class CollectiveProbe(Probe):
         if result.exit_code in (NO_GPU, NO_BENCHMARK):
             raise ProbeFailed(first_line.removeprefix("### ").strip())
         if result.timed_out:
-            raise ProbeFailed(f"the all-reduce benchmark did not finish in {params.collective_seconds} s")
+            raise ProbeFailed(
+                _("all-reduce 测试没有在 %(seconds)s 秒内完成", seconds=params.collective_seconds)
+            )
 
     def estimated_seconds(self, params) -> float:
         """At most the budget."""

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
@@ -69,13 +72,13 @@ finally:
 """
 
 
-@register_parser(TOOL, accepts="the JSON the gpuvet data-loading script prints")
+@register_parser(TOOL, accepts=_l("gpuvet 数据加载脚本输出的 JSON"))
 def parse_output(text: str) -> list[Sample]:
     """Files/s and MB/s for each reader count, with the cores, file size and whether the cache was dropped."""
     data = load_json_object(text, TOOL)
     passes = dig(data, "passes", tool=TOOL, expected=list)
     if not passes:
-        raise ParseError(TOOL, "no read pass in the output")
+        raise ParseError(TOOL, _("输出中没有读取轮次"))
     common: dict[str, Any] = {
         "cores": int(number(data, "cores", tool=TOOL)),
         "file_kib": int(number(data, "file_kib", tool=TOOL)),
@@ -86,7 +89,7 @@ def parse_output(text: str) -> list[Sample]:
     for index, entry in enumerate(passes):
         seconds = number(entry, "seconds", tool=TOOL)
         if seconds <= 0:
-            raise ParseError(TOOL, f"passes.{index}: seconds must be above zero")
+            raise ParseError(TOOL, _("passes.%(index)s：seconds 必须大于零", index=index))
         metadata = {
             **common,
             "readers": int(number(entry, "readers", tool=TOOL)),
@@ -124,9 +127,9 @@ class DataLoadProbe(Probe):
             metadata={"storage_path": params.storage_path},
         )
         if result.timed_out:
-            raise ProbeFailed(f"the data-loading test timed out after {result.duration:.0f} s")
+            raise ProbeFailed(_("数据加载测试在 %(seconds).0f 秒后超时", seconds=result.duration))
         if result.exit_code != 0:
-            raise ProbeFailed(f"the data-loading script failed: {result.stderr.strip()[-300:]}")
+            raise ProbeFailed(_("数据加载脚本失败：%(detail)s", detail=result.stderr.strip()[-300:]))
 
     def estimated_seconds(self, params) -> float:
         """Writing (at most 4 passes' time) plus three read passes."""

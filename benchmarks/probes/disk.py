@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from flask_babel import gettext as _
+
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
@@ -56,7 +58,7 @@ def _disks(data: dict[str, Any], tool: str) -> list[dict[str, Any]]:
     devices = dig(data, "blockdevices", tool=tool, expected=list)
     for index, device in enumerate(devices):
         if not isinstance(device, dict) or not device.get("name"):
-            raise ParseError(tool, f"blockdevices.{index} has no name")
+            raise ParseError(tool, _("blockdevices.%(index)s 没有名称", index=index))
     return devices
 
 
@@ -75,7 +77,7 @@ def parse_findmnt(text: str) -> list[Sample]:
     """One `filesystem` sample: value is the fstype, metadata source, target and options."""
     filesystems = dig(load_json_object(text, "findmnt"), "filesystems", tool="findmnt", expected=list)
     if not filesystems or not isinstance(filesystems[0], dict) or "fstype" not in filesystems[0]:
-        raise ParseError("findmnt", "no filesystem with an fstype")
+        raise ParseError("findmnt", _("没有带 fstype 的文件系统"))
     found = filesystems[0]
     return [Sample("filesystem", str(found["fstype"]), "", {key: found.get(key) for key in found})]
 
@@ -110,9 +112,12 @@ def classify(filesystem: dict[str, Any], devices: list[dict[str, Any]]) -> tuple
 def parse_output(text: str) -> list[Sample]:
     """The probe's combined lsblk + findmnt output -> disks, filesystem and the detected storage class."""
     if SEPARATOR not in text:
-        raise ParseError("disk", f"no '{SEPARATOR}' separator: expected lsblk JSON, then findmnt JSON")
+        raise ParseError(
+            "disk",
+            _("没有 '%(separator)s' 分隔行：应先是 lsblk JSON，再是 findmnt JSON", separator=SEPARATOR),
+        )
     lsblk_text, findmnt_text = text.split(SEPARATOR, 1)
-    version, _, lsblk_text = lsblk_text.rpartition(LSBLK_MARK)
+    version, _mark, lsblk_text = lsblk_text.rpartition(LSBLK_MARK)
     disks = parse_lsblk(lsblk_text)
     filesystem = parse_findmnt(findmnt_text)[0]
     devices = [sample.metadata for sample in disks]
@@ -152,4 +157,4 @@ class DiskProbe(Probe):
             metadata={"storage_path": path},
         )
         if result.timed_out:
-            raise ProbeFailed("lsblk/findmnt timed out")
+            raise ProbeFailed(_("lsblk/findmnt 超时"))

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed, check_result
@@ -65,20 +68,23 @@ def _bandwidth_mib(section: dict[str, Any]) -> float:
     return number(section, "bw", tool=TOOL) / 2**10
 
 
-@register_parser("fio", accepts="fio --output-format=json from fio 2.x or 3.x, one or more jobs")
+@register_parser("fio", accepts=_l("fio 2.x 或 3.x 的 fio --output-format=json 输出，一个或多个任务"))
 def parse_output(text: str) -> list[Sample]:
     """IOPS, bandwidth (MiB/s), latency percentiles (us) of each job's read and write side (fio 2 and 3)."""
     data = load_json_object(text, TOOL)
     jobs = dig(data, "jobs", tool=TOOL, expected=list)
     if not jobs:
-        raise ParseError(TOOL, "the jobs list is empty")
+        raise ParseError(TOOL, _("jobs 列表为空"))
     samples: list[Sample] = []
     names = [job.get("jobname") if isinstance(job, dict) else None for job in jobs]
     for index, job in enumerate(jobs):
         if not isinstance(job, dict):
-            raise ParseError(TOOL, f"jobs.{index} is not an object")
+            raise ParseError(TOOL, _("jobs.%(index)s 不是对象", index=index))
         if job.get("error"):
-            raise ToolError(TOOL, f"job {job.get('jobname', index)} failed with error {job['error']}")
+            raise ToolError(
+                TOOL,
+                _("任务 %(job)s 失败，错误码 %(error)s", job=job.get("jobname", index), error=job["error"]),
+            )
         metadata = {
             "tool_version": data.get("fio version"),
             "job": job.get("jobname"),
@@ -103,7 +109,7 @@ def parse_output(text: str) -> list[Sample]:
         if isinstance(job.get("sync"), dict) and job["sync"].get("total_ios"):
             samples += _latency_samples(job["sync"], "lat_ns", "fsync_latency", metadata)
         if not found:
-            raise ParseError(TOOL, f"job {job.get('jobname', index)} did no I/O")
+            raise ParseError(TOOL, _("任务 %(job)s 没有做任何 I/O", job=job.get("jobname", index)))
     return _merge_clones(samples)
 
 
@@ -153,10 +159,10 @@ class FioProbe(Probe):
         super().prepare(ctx)
         argv = ["mktemp", "-d", "-p", ctx.params.storage_path, "gpuvet-fio.XXXXXXXX"]
         result = ctx.execute(TARGET, "fio workdir", argv, timeout=15)
-        check_result(result, f"creating a test directory under {ctx.params.storage_path}")
+        check_result(result, _("在 %(path)s 下创建测试目录", path=ctx.params.storage_path))
         self.workdir = result.stdout.strip()
         if "gpuvet-fio." not in self.workdir:
-            raise ProbeFailed(f"mktemp printed an unexpected path: {self.workdir!r}")
+            raise ProbeFailed(_("mktemp 输出了意外的路径：%(path)s", path=repr(self.workdir)))
 
     def _argv(self, params) -> tuple[list[str], float]:
         filename = f"{self.workdir}/gpuvet-fio.dat"
@@ -202,7 +208,9 @@ class FioProbe(Probe):
             metadata={"mode": self.mode, "storage_path": ctx.params.storage_path},
         )
         if result.timed_out:
-            raise ProbeFailed(f"fio {self.mode} timed out after {result.duration:.0f} s")
+            raise ProbeFailed(
+                _("%(what)s 在 %(seconds).0f 秒后超时", what=f"fio {self.mode}", seconds=result.duration)
+            )
 
     def cleanup(self, ctx: ProbeContext) -> None:
         """Remove the test directory and file."""

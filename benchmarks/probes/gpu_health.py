@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.sample import ParseError, Sample, ToolError
@@ -60,15 +63,13 @@ SLOWDOWN_BITS = {
 }
 
 
-@register_parser(TOOL, accepts="dmesg, journalctl -k or /var/log/kern.log text")
+@register_parser(TOOL, accepts=_l("dmesg、journalctl -k 或 /var/log/kern.log 的文本"))
 def parse_kernel_log(text: str) -> list[Sample]:
     """One `gpu_xid` sample per Xid line (value: the code) and `gpu_xid_events`, the count."""
     if UNREADABLE_LOG in text:
-        raise ToolError(
-            TOOL, "the kernel log could not be read (dmesg and journalctl -k refused): Xid not checked"
-        )
+        raise ToolError(TOOL, _("无法读取内核日志（dmesg 和 journalctl -k 都被拒绝）：未检查 Xid"))
     if text.strip() and _XID.search(text) is None and _KERNEL_LOG.search(text) is None:
-        raise ParseError(TOOL, "this does not look like a kernel log (no timestamps, no NVRM lines)")
+        raise ParseError(TOOL, _("这看起来不是内核日志（没有时间戳，也没有 NVRM 行）"))
     samples = []
     for match in _XID.finditer(text):
         code = int(match["code"])
@@ -106,7 +107,12 @@ class GpuHealthProbe(Probe):
         result = ctx.execute(TARGET, "nvidia-smi health", query, timeout=60, parser="nvidia-smi")
         if result.exit_code != 0:
             raise ProbeFailed(
-                f"nvidia-smi exited with status {result.exit_code}: {result.stderr.strip()[-200:]}"
+                _(
+                    "%(what)s 以状态 %(code)s 退出：%(detail)s",
+                    what="nvidia-smi",
+                    code=result.exit_code,
+                    detail=result.stderr.strip()[-200:],
+                )
             )
         ctx.execute(TARGET, "kernel log (Xid)", ["sh", "-c", READ_KERNEL_LOG], timeout=60, parser=TOOL)
 

@@ -9,6 +9,8 @@ import re
 import shlex
 from collections.abc import Callable
 
+from flask_babel import gettext as _
+
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, check_result
 from benchmarks.probes.nvidia_smi import INVENTORY_FIELDS
@@ -54,12 +56,12 @@ def _uname(body: str) -> list[Sample]:
 
 def _nproc(body: str) -> list[Sample]:
     if not body.splitlines() or not body.splitlines()[0].strip().isdigit():
-        raise ParseError(TOOL, f"CPU count {body[:40]!r} is not a number")
+        raise ParseError(TOOL, _("CPU 数量 %(value)s 不是数字", value=repr(body[:40])))
     return [Sample("cpu_count", float(body.splitlines()[0]), "count")]
 
 
 def _cpuinfo(body: str) -> list[Sample]:
-    _, _, model = body.partition(":")
+    _name, _colon, model = body.partition(":")
     return [Sample("cpu_model", " ".join(model.split()), "")] if model.strip() else []
 
 
@@ -70,7 +72,7 @@ def _meminfo(body: str) -> list[Sample]:
         if match:
             samples.append(Sample(metric, int(match[1]) / 2**20, "GiB"))
     if not samples:
-        raise ParseError(TOOL, "no MemTotal in /proc/meminfo output")
+        raise ParseError(TOOL, _("/proc/meminfo 的输出中没有 MemTotal"))
     return samples
 
 
@@ -114,7 +116,7 @@ def parse_output(text: str) -> list[Sample]:
     sections = _sections(text)
     missing = [name for name in REQUIRED if name not in sections]
     if missing:
-        raise ParseError(TOOL, f"sections missing: {', '.join(missing)} (output truncated?)")
+        raise ParseError(TOOL, _("缺少段落：%(sections)s（输出被截断？）", sections=", ".join(missing)))
     samples: list[Sample] = []
     for name, body in sections.items():
         parser = SECTION_PARSERS.get(name)
@@ -122,7 +124,7 @@ def parse_output(text: str) -> list[Sample]:
             try:
                 samples += parser(body)
             except ValueError as exc:  # includes ParseError from the nvidia-smi CSV
-                raise ParseError(TOOL, f"section {name}: {exc}") from exc
+                raise ParseError(TOOL, _("段落 %(section)s：%(problem)s", section=name, problem=exc)) from exc
     return samples
 
 
@@ -136,7 +138,7 @@ class InventoryProbe(Probe):
     def run(self, ctx: ProbeContext) -> None:
         """Run the inventory script."""
         result = ctx.execute(TARGET, "inventory", ["sh", "-c", SCRIPT], timeout=60, parser="inventory")
-        check_result(result, "the inventory script")
+        check_result(result, _("硬件清单脚本"))
 
     def estimated_seconds(self, params) -> float:
         """Quick."""

@@ -10,6 +10,9 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import LOCAL, PEER, TARGET, Probe, ProbeContext, ProbeFailed, check_result
@@ -27,7 +30,7 @@ STOP_SERVER = (
 REMOVE_DIR = 'case "$1" in */gpuvet-iperf3.*) rm -rf -- "$1";; esac'
 
 
-@register_parser("iperf3", accepts="iperf3 -J output from iperf3 3.0 or later, TCP or UDP")
+@register_parser("iperf3", accepts=_l("iperf3 3.0 及以上版本的 iperf3 -J 输出，TCP 或 UDP"))
 def parse_output(text: str) -> list[Sample]:
     """Receiver throughput, sender throughput, retransmits and per-interval throughput (Mbit/s)."""
     data = load_json_object(text, TOOL)
@@ -39,7 +42,7 @@ def parse_output(text: str) -> list[Sample]:
     if "sum_received" not in end and udp and isinstance(end.get("sum"), dict):
         end = {**end, "sum_received": end["sum"]}  # iperf3 before 3.2 sums a UDP test in end.sum only
     if "sum_received" not in end:
-        raise ParseError(TOOL, "missing end.sum_received: the test did not finish (output truncated?)")
+        raise ParseError(TOOL, _("缺少 end.sum_received：测试没有完成（输出被截断？）"))
     metadata: dict[str, Any] = {
         "tool_version": data["start"].get("version"),
         "protocol": test.get("protocol"),
@@ -130,10 +133,10 @@ class Iperf3Probe(Probe):
         result = ctx.execute(
             server, "iperf3 workdir", ["mktemp", "-d", "-t", "gpuvet-iperf3.XXXXXXXX"], timeout=15
         )
-        check_result(result, "mktemp on the iperf3 server")
+        check_result(result, _("iperf3 服务端上的 mktemp"))
         self.workdir = result.stdout.strip()
         if "gpuvet-iperf3." not in self.workdir:
-            raise ProbeFailed(f"mktemp printed an unexpected path: {self.workdir!r}")
+            raise ProbeFailed(_("mktemp 输出了意外的路径：%(path)s", path=repr(self.workdir)))
 
     def run(self, ctx: ProbeContext) -> None:
         """One test, or `stability_repeats` tests `stability_interval_s` apart for the stability suite."""
@@ -190,7 +193,7 @@ class Iperf3Probe(Probe):
             if ctx.sleep(CONNECT_RETRY_S):
                 return
         if result.timed_out:
-            raise ProbeFailed(f"iperf3 client timed out after {result.duration:.0f} s")
+            raise ProbeFailed(_("iperf3 客户端在 %(seconds).0f 秒后超时", seconds=result.duration))
 
     def _stop_server(self, ctx: ProbeContext) -> None:
         if self.workdir and self.server_started:

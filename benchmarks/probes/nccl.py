@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from benchmarks.probes import register_parser
 from benchmarks.sample import ParseError, Sample, ToolError
 
 TOOL = "nccl-tests"
-ACCEPTED = "the nccl-tests table (all_reduce_perf and siblings, with a '#wrong' or 'error' column)"
+ACCEPTED = _l("nccl-tests 的结果表（all_reduce_perf 等，带 '#wrong' 或 'error' 列）")
 _HEADER = re.compile(r"^\s*#?\s*size\s+count\s+type\s+(?P<columns>.*)$", re.MULTILINE)
 _RANK = re.compile(
     r"^\s*#?\s*Rank\s+(?P<rank>\d+)\b.*?\bon\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)\s+\[[^\]]*\]\s+(?P<gpu>.+?)\s*$",
@@ -34,12 +37,14 @@ def _columns(text: str) -> tuple[bool, str]:
     """Whether rows carry a root column, and the name of the correctness column."""
     header = _HEADER.search(text)
     if header is None:
-        raise ParseError(TOOL, f"no '#  size  count  type ...' header line: expected {ACCEPTED}")
+        raise ParseError(
+            TOOL, _("没有 '#  size  count  type ...' 表头行：应为%(accepted)s", accepted=ACCEPTED)
+        )
     names = header["columns"].split()
     check = "#wrong" if "#wrong" in names else "error" if "error" in names else None
     if check is None:
         raise ParseError(
-            TOOL, f"the header has neither a '#wrong' nor an 'error' column: expected {ACCEPTED}"
+            TOOL, _("表头既没有 '#wrong' 列也没有 'error' 列：应为%(accepted)s", accepted=ACCEPTED)
         )
     return "root" in names[: names.index("time")], check
 
@@ -50,7 +55,9 @@ def _wrong(text: str, column: str) -> float | None:
     try:
         return float(text)
     except ValueError:
-        raise ParseError(TOOL, f"{column} value {text!r} is not a number") from None
+        raise ParseError(
+            TOOL, _("%(field)s 的值 %(value)s 不是数字", field=column, value=repr(text))
+        ) from None
 
 
 def _float(text: str, what: str, size: str) -> float:
@@ -58,7 +65,13 @@ def _float(text: str, what: str, size: str) -> float:
         return float(text)
     except ValueError:
         raise ParseError(
-            TOOL, f"size {size}: {what} {text!r} is not a number (output cut or garbled?)"
+            TOOL,
+            _(
+                "大小 %(size)s：%(field)s %(value)s 不是数字（输出被截断或损坏？）",
+                size=size,
+                field=what,
+                value=repr(text),
+            ),
         ) from None
 
 
@@ -71,7 +84,13 @@ def _rows(text: str, has_root: bool, check: str) -> list[dict[str, Any]]:
             continue
         if len(cells) != lead + 8:
             raise ParseError(
-                TOOL, f"size {cells[0]}: {len(cells)} columns, expected {lead + 8} (row cut short?)"
+                TOOL,
+                _(
+                    "大小 %(size)s：有 %(count)s 列，应为 %(expected)s 列（行被截断？）",
+                    size=cells[0],
+                    count=len(cells),
+                    expected=lead + 8,
+                ),
             )
         row: dict[str, Any] = {
             "size": int(cells[0]),
@@ -114,7 +133,7 @@ def parse_output(text: str) -> list[Sample]:
     has_root, check = _columns(text)
     rows = _rows(text, has_root, check)
     if not any(placement in row for row in rows for placement in PLACEMENTS):
-        raise ParseError(TOOL, "the table has a header but no measured size rows (output cut short?)")
+        raise ParseError(TOOL, _("表格有表头，但没有测量数据行（输出被截断？）"))
     metadata = {"tool": TOOL, **_ranks(text)}
     failed = [
         f"{row['size']} B ({placement.replace('_', '-')}: {row[placement]['wrong']:g})"
@@ -124,9 +143,10 @@ def parse_output(text: str) -> list[Sample]:
     ]
     bounds = _OUT_OF_BOUNDS.search(text)
     if failed or (bounds is not None and int(bounds["count"]) > 0):
-        where = ", ".join(failed) or f"{bounds['count']} values out of bounds"
+        where = ", ".join(failed) or _("%(count)s 个值越界", count=bounds["count"])
         raise ToolError(
-            TOOL, f"the collective returned wrong data ({check} above zero at {where}): a failed test"
+            TOOL,
+            _("集合通信返回了错误数据（%(column)s 大于零：%(where)s）：测试失败", column=check, where=where),
         )
     samples = []
     for row in rows:

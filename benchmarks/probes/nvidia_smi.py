@@ -14,6 +14,8 @@ import re
 from datetime import datetime
 from typing import Any
 
+from flask_babel import gettext as _
+
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.probes.nvidia_smi_table import looks_like_table, parse_table
@@ -25,6 +27,7 @@ SAMPLING_FIELDS = ("timestamp", "index", "utilization.gpu", "memory.used", "powe
 KNOWN_QUERIES = (INVENTORY_FIELDS, SAMPLING_FIELDS, INVENTORY_FIELDS[:4])
 NOT_AVAILABLE = {"[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]", "[gpu is lost]"}
 _HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")
+VALUE_UNITS = {"", "%", "MiB", "W", "MHz", "C", "GiB", "KiB"}
 _VALUE_UNIT = re.compile(r"^\s*(-?[\d.]+)\s*(%|MiB|W|MHz|C|GiB|KiB)?\s*$")
 WORKLOAD_MARK = "### workload exit="
 # Metric name and unit for each numeric query field.
@@ -71,19 +74,21 @@ def _rows(text: str) -> list[list[str]]:
     try:
         return [[cell.strip() for cell in row] for row in csv.reader(io.StringIO("\n".join(lines)))]
     except csv.Error as exc:
-        raise ParseError(TOOL, f"not CSV: {exc}") from exc
+        raise ParseError(TOOL, _("不是 CSV：%(problem)s", problem=exc)) from exc
 
 
 def _value(text: str, field: str) -> float | None:
-    try:
-        return float(text)  # the nounits layout: most values are bare numbers
-    except ValueError:
-        pass
+    number, _space, unit = text.partition(" ")
+    if unit in VALUE_UNITS:  # "98 %", "70321 MiB", or a bare number (nounits): no regex needed
+        try:
+            return float(number)
+        except ValueError:
+            pass
     if text.lower() in NOT_AVAILABLE:
         return None
     match = _VALUE_UNIT.match(text)
     if match is None:
-        raise ParseError(TOOL, f"{field} value {text!r} is not a number")
+        raise ParseError(TOOL, _("%(field)s 的值 %(value)s 不是数字", field=field, value=repr(text)))
     return float(match[1])
 
 
@@ -120,7 +125,7 @@ def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None
         return parse_table(text)
     rows = _rows(text)
     if not rows:
-        raise ParseError(TOOL, "empty output")
+        raise ParseError(TOOL, _("输出为空"))
     if _looks_like_header(rows[0]):
         columns = tuple(_HEADER_UNIT.sub("", cell).strip() for cell in rows[0])
         rows = rows[1:]
@@ -129,7 +134,7 @@ def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None
     else:
         widths = {len(query): query for query in KNOWN_QUERIES}
         if len(rows[0]) not in widths:
-            raise ParseError(TOOL, f"no header and {len(rows[0])} columns: pass the query fields")
+            raise ParseError(TOOL, _("没有表头，且有 %(count)s 列：请给出查询字段", count=len(rows[0])))
         columns = widths[len(rows[0])]
     samples: list[Sample] = []
     gpus: dict[str, str] = {}
@@ -148,18 +153,34 @@ def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None
     for number, row in enumerate(rows, start=1):
         if len(row) != len(columns):
             raise ParseError(
-                TOOL, f"row {number} has {len(row)} values for {len(columns)} columns (truncated?)"
+                TOOL,
+                _(
+                    "第 %(row)s 行有 %(values)s 个值，但有 %(columns)s 列（被截断？）",
+                    row=number,
+                    values=len(row),
+                    columns=len(columns),
+                ),
             )
         index = row[index_at] if index_at is not None else str(number - 1)
         if not index.isdigit():
-            raise ParseError(TOOL, f"row {number}: GPU index {index!r} is not a number")
+            raise ParseError(
+                TOOL, _("第 %(row)s 行：GPU 序号 %(index)s 不是数字", row=number, index=repr(index))
+            )
         # one metadata dict per row, shared by the row's samples (nothing mutates sample metadata in place)
         metadata: dict[str, Any] = {"gpu_index": int(index)}
         metadata |= {field: row[position] for position, field in text_positions}
         for position, field, shape in shapes:
             value_text = row[position]
             if not shape.match(value_text) and value_text.lower() not in NOT_AVAILABLE:
-                raise ParseError(TOOL, f"row {number}: {field} {value_text!r} is malformed (truncated?)")
+                raise ParseError(
+                    TOOL,
+                    _(
+                        "第 %(row)s 行：%(field)s %(value)s 格式不对（被截断？）",
+                        row=number,
+                        field=field,
+                        value=repr(value_text),
+                    ),
+                )
         values = [
             (field, metric, unit, _value(row[position], field)) for position, field, metric, unit in numeric
         ]
@@ -170,7 +191,9 @@ def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None
         if stamp_at is not None:
             stamp = _timestamp(row[stamp_at])
             if stamp is None:
-                raise ParseError(TOOL, f"row {number}: timestamp {row[stamp_at]!r} is malformed")
+                raise ParseError(
+                    TOOL, _("第 %(row)s 行：时间戳 %(value)s 格式不对", row=number, value=repr(row[stamp_at]))
+                )
             extra = {"timestamp": stamp}
         if name_at is not None:
             gpus[index] = row[name_at]
@@ -188,12 +211,12 @@ def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None
 @register_parser("nvidia-smi-sampling")
 def parse_sampling(text: str) -> list[Sample]:
     """The probe's sampling output: CSV, then a workload marker line with its exit code and output."""
-    csv_text, _, workload = text.partition(WORKLOAD_MARK)
+    csv_text, _mark, workload = text.partition(WORKLOAD_MARK)
     samples = parse_output(csv_text)
     if workload:
-        code_text, _, output = workload.partition("\n")
+        code_text, _newline, output = workload.partition("\n")
         if not code_text.strip().lstrip("-").isdigit():
-            raise ParseError(TOOL, f"workload exit code {code_text.strip()!r} is not a number")
+            raise ParseError(TOOL, _("负载的退出码 %(value)s 不是数字", value=repr(code_text.strip())))
         last_line = output.strip().splitlines()[-1] if output.strip() else ""
         samples.append(Sample("gpu_workload_exit_code", float(code_text), "", {"workload_output": last_line}))
     return samples
@@ -268,7 +291,14 @@ class NvidiaSmiProbe(Probe):
         )
         if result.exit_code != 0:
             detail = result.stderr.strip()[-200:]
-            raise ProbeFailed(f"nvidia-smi exited with status {result.exit_code}: {detail}")
+            raise ProbeFailed(
+                _(
+                    "%(what)s 以状态 %(code)s 退出：%(detail)s",
+                    what="nvidia-smi",
+                    code=result.exit_code,
+                    detail=detail,
+                )
+            )
         if self.mode != "sampling":
             return
         params = ctx.params
@@ -289,7 +319,7 @@ class NvidiaSmiProbe(Probe):
             },
         )
         if result.timed_out:
-            raise ProbeFailed("GPU sampling timed out")
+            raise ProbeFailed(_("GPU 采样超时"))
 
     def estimated_seconds(self, params) -> float:
         """The sampling window."""

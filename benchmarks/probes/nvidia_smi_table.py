@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from flask_babel import gettext as _
+
 from benchmarks.sample import ParseError, Sample
 
 TOOL = "nvidia-smi"
@@ -73,7 +75,7 @@ def parse_table(text: str) -> list[Sample]:
     """Per-GPU samples and the GPU count from the plain table; ParseError when a GPU row is cut short."""
     versions = _VERSIONS.search(text)
     if versions is None:
-        raise ParseError(TOOL, "no 'NVIDIA-SMI ... Driver Version' line: is this the nvidia-smi table?")
+        raise ParseError(TOOL, _("没有 'NVIDIA-SMI ... Driver Version' 行：这是 nvidia-smi 的表格吗？"))
     common = {"driver_version": versions["driver"], "cuda_version": versions["cuda"], "layout": "table"}
     lines = text.splitlines()
     samples: list[Sample] = []
@@ -84,12 +86,10 @@ def parse_table(text: str) -> list[Sample]:
             continue
         second = _SECOND.match(lines[number + 1]) if number + 1 < len(lines) else None
         if second is None:
-            raise ParseError(
-                TOOL, f"GPU {first['index']}: the line with temperature, power and memory is missing"
-            )
+            raise ParseError(TOOL, _("GPU %(index)s：缺少温度、功耗和显存那一行", index=first["index"]))
         samples += _gpu_samples(first, second, common)
         names.append(first["name"])
     if not names:
-        raise ParseError(TOOL, "the table lists no GPU (no row with an index, name and bus id)")
+        raise ParseError(TOOL, _("表格里没有 GPU（没有带序号、名称和总线 ID 的行）"))
     samples.append(Sample("gpu_count", float(len(names)), "count", {**common, "models": sorted(set(names))}))
     return samples

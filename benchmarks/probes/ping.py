@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import LOCAL, TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.sample import ParseError, Sample
@@ -23,12 +26,12 @@ _RTT = re.compile(
 )
 
 
-@register_parser("ping", accepts="the summary of Linux iputils, busybox or macOS ping")
+@register_parser("ping", accepts=_l("Linux iputils、busybox 或 macOS ping 的统计摘要"))
 def parse_output(text: str) -> list[Sample]:
     """Loss and min/avg/max/mdev from ping's summary; ParseError when the summary is missing."""
     counts = _COUNTS.search(text)
     if counts is None:
-        raise ParseError(TOOL, "no 'packets transmitted' summary line (output truncated or not ping)")
+        raise ParseError(TOOL, _("没有 'packets transmitted' 统计行（输出被截断，或不是 ping 的输出）"))
     header = _HEADER.search(text)
     metadata = {
         "destination": header["name"] if header else None,
@@ -39,7 +42,7 @@ def parse_output(text: str) -> list[Sample]:
     }
     sent = int(counts["sent"])
     if sent == 0:
-        raise ParseError(TOOL, "ping sent no packets")
+        raise ParseError(TOOL, _("ping 没有发送任何数据包"))
     samples = [Sample("packet_loss", float(counts["loss"]), "%", dict(metadata))]
     rtt = _RTT.search(text)
     if rtt is not None:
@@ -47,7 +50,7 @@ def parse_output(text: str) -> list[Sample]:
             if rtt[name] is not None:
                 samples.append(Sample(f"rtt_{name}", float(rtt[name]), "ms", dict(metadata)))
     elif int(counts["received"]) > 0:
-        raise ParseError(TOOL, "replies were received but the rtt summary line is missing (truncated?)")
+        raise ParseError(TOOL, _("收到了回复，但缺少 rtt 统计行（输出被截断？）"))
     return samples
 
 
@@ -84,7 +87,7 @@ class PingProbe(Probe):
                 metadata={"path": path, "count": params.ping_count, "tool_version": version},
             )
             if result.timed_out:
-                raise ProbeFailed(f"ping {address} timed out")
+                raise ProbeFailed(_("ping %(address)s 超时", address=address))
 
     def estimated_seconds(self, params) -> float:
         """About count x interval per route."""

@@ -9,6 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+
 from benchmarks.probes import register_parser
 from benchmarks.sample import ParseError, Sample
 
@@ -53,18 +56,20 @@ def _rate_gbps(port: dict[str, Any]) -> float | None:
     return int(width["lanes"]) * float(speed["gbps"])
 
 
-@register_parser("ibv_devinfo", accepts="ibv_devinfo or ibv_devinfo -v output (rdma-core)")
+@register_parser("ibv_devinfo", accepts=_l("ibv_devinfo 或 ibv_devinfo -v 的输出（rdma-core）"))
 def parse_devinfo(text: str) -> list[Sample]:
     """One `rdma_port` sample per port (value: its state) and the link rate (Gbit/s) of each active port."""
     starts = list(_DEVICE.finditer(text))
     if not starts:
-        raise ParseError("ibv_devinfo", "no 'hca_id:' line: no RDMA adapter listed")
+        raise ParseError("ibv_devinfo", _("没有 'hca_id:' 行：没有列出 RDMA 网卡"))
     samples: list[Sample] = []
     for number, start in enumerate(starts):
         end = starts[number + 1].start() if number + 1 < len(starts) else len(text)
         ports = _ports(text[start.end() : end], start["device"])
         if not ports:
-            raise ParseError("ibv_devinfo", f"{start['device']}: no port listed (output cut short?)")
+            raise ParseError(
+                "ibv_devinfo", _("%(device)s：没有列出端口（输出被截断？）", device=start["device"])
+            )
         for port in ports:
             state = port.get("state", "").split(" ")[0]
             metadata = {
@@ -96,11 +101,19 @@ def _settings(text: str) -> dict[str, Any]:
 def _numbers(line: str, count: int, tool: str) -> list[float]:
     cells = line.split()
     if len(cells) != count:
-        raise ParseError(tool, f"result row {line.strip()!r} has {len(cells)} values, expected {count}")
+        raise ParseError(
+            tool,
+            _(
+                "结果行 %(row)s 有 %(count)s 个值，应为 %(expected)s 个",
+                row=repr(line.strip()),
+                count=len(cells),
+                expected=count,
+            ),
+        )
     try:
         return [float(cell) for cell in cells]
     except ValueError:
-        raise ParseError(tool, f"result row {line.strip()!r} is not all numbers") from None
+        raise ParseError(tool, _("结果行 %(row)s 不全是数字", row=repr(line.strip()))) from None
 
 
 def _rows_after(text: str, header: re.Match) -> list[str]:
@@ -112,14 +125,14 @@ def _rows_after(text: str, header: re.Match) -> list[str]:
     return rows
 
 
-@register_parser("perftest", accepts="ib_write_bw / ib_read_bw / ib_send_bw or *_lat output (perftest)")
+@register_parser("perftest", accepts=_l("ib_write_bw / ib_read_bw / ib_send_bw 或 *_lat 的输出（perftest）"))
 def parse_perftest(text: str) -> list[Sample]:
     """Bandwidth rows (peak and average, Gbit/s, per message size) or latency rows (us) of a perftest run."""
     tool = "perftest"
     metadata = _settings(text)
     bandwidth, latency = _BW_HEADER.search(text), _LAT_HEADER.search(text)
     if bandwidth is None and latency is None:
-        raise ParseError(tool, "no '#bytes #iterations BW ...' or '#bytes #iterations t_min' result table")
+        raise ParseError(tool, _("没有 '#bytes #iterations BW ...' 或 '#bytes #iterations t_min' 结果表"))
     samples: list[Sample] = []
     if bandwidth is not None:
         scale = 1.0 if bandwidth["unit"] == "Gb" else MB_PER_SEC_TO_GBIT
@@ -135,5 +148,5 @@ def parse_perftest(text: str) -> list[Sample]:
             for name, value in zip(LATENCY_COLUMNS, values[2:], strict=True):
                 samples.append(Sample(f"rdma_latency_{name.replace('.', '_')}", value, "us", dict(extra)))
     if not samples:
-        raise ParseError(tool, "the result table has no rows (the test did not finish?)")
+        raise ParseError(tool, _("结果表没有数据行（测试没有完成？）"))
     return samples

@@ -61,7 +61,7 @@ def test_storage_that_does_not_scale_is_named_as_the_limit():
 def test_unreadable_outputs_are_named(text: str):
     with pytest.raises(ParseError) as caught:
         parse("dataload", text)
-    assert "accepted:" in str(caught.value)
+    assert "可读取：" in str(caught.value)
 
 
 @pytest.mark.slow

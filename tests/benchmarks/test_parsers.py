@@ -102,7 +102,7 @@ def test_fio_checkpoint_write_with_fsync():
 def test_fio_job_error_is_a_tool_error():
     data = json.loads((DATA / "fio_randread.json").read_text())
     data["jobs"][0]["error"] = 22
-    with pytest.raises(ToolError, match="error 22"):
+    with pytest.raises(ToolError, match="错误码 22"):
         parse("fio", "fio: pid=1, err=22/file:filesetup.c\n" + json.dumps(data))
 
 
@@ -197,7 +197,7 @@ def test_nvidia_smi_explicit_fields():
 
 
 def test_nvidia_smi_unknown_layout_without_header():
-    with pytest.raises(ParseError, match="pass the query fields"):
+    with pytest.raises(ParseError, match="请给出查询字段"):
         parse("nvidia-smi", "0, 1, 2, 3, 4, 5, 6\n")
 
 

@@ -54,11 +54,11 @@ def test_ib_read_lat_percentiles():
     ("parser", "text", "named"),
     [
         ("ibv_devinfo", "No IB devices found\n", "hca_id"),
-        ("perftest", "Couldn't connect to 10.0.0.2:18515\n", "result table"),
-        ("perftest", (RDMA / "ib_write_bw_gbits.txt").read_text().replace("391.87", "391.87 x"), "values"),
+        ("perftest", "Couldn't connect to 10.0.0.2:18515\n", "结果表"),
+        ("perftest", (RDMA / "ib_write_bw_gbits.txt").read_text().replace("391.87", "391.87 x"), "个值"),
     ],
 )
 def test_unreadable_rdma_outputs_are_named(parser: str, text: str, named: str):
     with pytest.raises(ParseError) as caught:
         parse(parser, text)
-    assert named in str(caught.value) and "accepted:" in str(caught.value)
+    assert named in str(caught.value) and "可读取：" in str(caught.value)

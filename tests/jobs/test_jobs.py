@@ -6,6 +6,7 @@ import os
 import socket
 from datetime import UTC, datetime, timedelta
 
+import flask
 import pytest
 from sqlmodel import Session
 
@@ -185,3 +186,17 @@ def test_sqlite_queue_is_the_default_and_redis_when_configured(app, tmp_path):
         REDIS_URL="redis://127.0.0.1:1/0",
     )
     assert isinstance(jobs.get_huey(create_app(settings)), RedisHuey)
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"), [("zh", "供应商 999999 不存在"), ("en", "provider 999999 does")]
+)
+def test_a_job_speaks_the_language_of_whoever_started_it(app, session, immediate_jobs, language, expected):
+    with app.test_request_context("/"):
+        flask.session["lang"] = language
+        job = jobs.enqueue(session, kind="vetting.check", params={"provider_id": 999999})
+    assert job.state == JobState.failed and expected in job.error
+    assert job.params == {"provider_id": 999999, "_locale": language}
+    with app.app_context():  # started without a request (schedules, CLI): no language stored, Chinese
+        quiet = jobs.enqueue(session, kind="vetting.check", params={"provider_id": 999999})
+    assert quiet.params == {"provider_id": 999999} and "供应商 999999 不存在" in quiet.error

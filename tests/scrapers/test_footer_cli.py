@@ -67,4 +67,4 @@ def test_url_refused_by_the_ssrf_guard_without_allow_list(tmp_path):
         outcome = runner.invoke(args=["vet", "footer", site.url("/")])
         assert site.hits["/"] == 0
     assert outcome.exit_code == 1
-    assert "loopback" in outcome.output
+    assert "回环地址" in outcome.output

@@ -90,6 +90,17 @@ def test_fetch_failed_is_a_note():
     assert findings("footer.fetch_failed", provider(), {"footer": footer_fact()}) == []
 
 
+def test_an_unreachable_site_is_told_in_each_language_alone():
+    fact = {
+        **footer_fact(ok=False),
+        "error_code": "unreachable_dns",
+        "error": "本机无法连接 x (cannot reach x)",
+    }
+    [found] = findings("footer.fetch_failed", provider(), {"footer": fact})
+    assert "域名无法解析" in found.message_zh and "cannot" not in found.message_zh
+    assert "the host name does not resolve" in found.message_en and "本机" not in found.message_en
+
+
 def test_filing_not_shown():
     fact = footer_fact(("psb_filing", "川公网安备51019002004321号"))
     [found] = findings("footer.filing_not_shown", provider(), {"footer": fact})

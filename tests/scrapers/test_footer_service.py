@@ -108,12 +108,12 @@ def test_a_refused_site_is_stored_as_a_failed_fetch_and_a_failed_fact(
     with immediate_jobs.app_context():
         job = service.start_footer_scrape(session, provider_id=provider.id, user=analyst)
     assert job.state == "succeeded" and job.result["ok"] is False
-    assert job.result["outcome"] == "failed" and "loopback" in job.result["outcome_message_en"]
+    assert job.result["outcome"] == "failed" and "回环地址" in job.result["outcome_message_zh"]
     row = session.exec(select(Evidence).where(Evidence.provider_id == provider.id)).one()
     assert row.error_code == "blocked_address" and row.status is None and row.body == b""
     assert site.hits["/"] == 0
     fact = gather_facts(session, provider)["footer"]
-    assert fact["ok"] is False and "loopback" in fact["error"]
+    assert fact["ok"] is False and "回环地址" in fact["error"]
 
 
 def test_no_website_is_a_field_error(scrape_app, session, analyst):

@@ -68,7 +68,7 @@ def test_public_looking_name_resolving_to_loopback_is_refused(fake_dns, server):
     port = server.server.server_address[1]
     with _client(allow_cidrs=()) as client, pytest.raises(BlockedAddress) as refused:
         client.fetch(f"http://provider-site.com.cn:{port}/01_utf8_basic.html")
-    assert "127.0.0.1" in refused.value.message and "loopback" in refused.value.message
+    assert "127.0.0.1" in refused.value.message and "回环地址" in refused.value.message
     assert refused.value.code == "blocked_address"
     assert asked["provider-site.com.cn"] == 1
     assert server.hits["/01_utf8_basic.html"] == 0  # never connected
@@ -99,7 +99,7 @@ def test_redirect_to_a_name_resolving_to_a_private_address_is_refused(fake_dns, 
     table["intranet.example.com"] = ["10.1.2.3"]
     with _client(allow_cidrs=("127.0.0.2/32",)) as client, pytest.raises(BlockedAddress) as refused:
         client.fetch(second_loopback.url("/redirect?to=http://intranet.example.com/admin"))
-    assert "private" in refused.value.message and asked["intranet.example.com"] == 1
+    assert "内网地址" in refused.value.message and asked["intranet.example.com"] == 1
 
 
 def test_one_blocked_address_among_several_refuses_the_host(monkeypatch):
@@ -110,7 +110,7 @@ def test_one_blocked_address_among_several_refuses_the_host(monkeypatch):
         ]
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    with pytest.raises(BlockedAddress, match="link-local"):
+    with pytest.raises(BlockedAddress, match="链路本地地址"):
         AddressGuard().resolve("mixed.example.com", 80)
 
 
@@ -162,13 +162,13 @@ def test_public_address_passes_and_host_allow_list_admits_private_addresses_by_n
 
 @pytest.mark.parametrize(
     ("address", "reason"),
-    [("127.0.0.1", "loopback"), ("169.254.169.254", "link-local"), ("0.0.0.0", "unspecified")],
+    [("127.0.0.1", "回环地址"), ("169.254.169.254", "链路本地地址"), ("0.0.0.0", "未指定地址")],
 )
 def test_allow_listed_host_name_still_has_its_addresses_checked(address, reason):
     guard = AddressGuard(allow_hosts=("mirror.example",))
     with pytest.raises(BlockedAddress, match=reason) as refused:
         guard.check_address("mirror.example", address, 443)
-    assert "allow-listed CIDR" in refused.value.message
+    assert "CIDR 允许列表" in refused.value.message
     AddressGuard(allow_cidrs=(f"{address}/32",), allow_hosts=("mirror.example",)).check_address(
         "mirror.example", address, 443
     )
@@ -176,11 +176,11 @@ def test_allow_listed_host_name_still_has_its_addresses_checked(address, reason)
 
 def test_allow_listed_host_name_is_admitted_on_web_ports_or_the_port_it_names():
     guard = AddressGuard(allow_hosts=("mirror.example", "*.corp.example:8443"))
-    with pytest.raises(BlockedAddress, match="port") as refused:
+    with pytest.raises(BlockedAddress, match="只允许端口 80, 443，不允许 6379") as refused:
         guard.check_address("mirror.example", "10.0.0.1", 6379)
     assert "mirror.example:6379" in refused.value.message
     guard.check_address("a.corp.example", "10.0.0.1", 8443)
-    with pytest.raises(BlockedAddress, match="port"):
+    with pytest.raises(BlockedAddress, match="只允许端口 8443，"):
         guard.check_address("a.corp.example", "10.0.0.1", 443)
 
 
@@ -189,7 +189,7 @@ def test_allow_listed_host_resolving_to_loopback_is_never_connected(fake_dns, se
     table["trusted.example.com"] = ["127.0.0.1"]
     port = server.server.server_address[1]
     client = _client(allow_cidrs=(), allow_hosts=("trusted.example.com",))
-    with client, pytest.raises(BlockedAddress, match="loopback"):
+    with client, pytest.raises(BlockedAddress, match="回环地址"):
         client.fetch(f"http://trusted.example.com:{port}/01_utf8_basic.html")
     assert asked["trusted.example.com"] == 1
     assert server.hits["/01_utf8_basic.html"] == 0  # never connected

@@ -19,12 +19,12 @@ from tests.trials.conftest import server_data, set_trial_allow_cidrs
 pytestmark = pytest.mark.slow
 
 REFUSED = [
-    ("127.0.0.1", "loopback"),
-    ("::1", "loopback"),
-    ("10.0.0.5", "private"),
-    ("192.168.1.20", "private"),
-    ("169.254.169.254", "link-local"),
-    ("fe80::1", "link-local"),
+    ("127.0.0.1", "回环地址"),
+    ("::1", "回环地址"),
+    ("10.0.0.5", "内网地址"),
+    ("192.168.1.20", "内网地址"),
+    ("169.254.169.254", "链路本地地址"),
+    ("fe80::1", "链路本地地址"),
 ]
 
 
@@ -107,7 +107,7 @@ def test_a_name_resolving_to_loopback_is_refused_before_connecting(
     with pytest.raises(InvalidInput) as caught:
         trials.fetch_host_key(server, cipher)
     messages = _messages(caught.value)
-    assert set(messages) == {"host"} and "loopback" in messages["host"]
+    assert set(messages) == {"host"} and "回环地址" in messages["host"]
     assert never_connects == []
 
 
@@ -141,7 +141,7 @@ def test_run_on_a_server_no_longer_admitted_fails_before_any_step(
     session.expire_all()
     run = bench_runs.get_run(session, run_id=run.id)
     assert run.state == RunState.failed and run.error_kind == "refused"
-    assert run.error.startswith("host: ") and "loopback" in run.error
+    assert run.error.startswith("host: ") and "回环地址" in run.error
     assert {step.status for step in bench_runs.run_steps(session, run_id=run.id)} == {"skipped"}
     assert session.get(Job, run.job_id).state == JobState.failed
 
@@ -185,19 +185,24 @@ def test_refused_host_key_job_fails_naming_the_field(
     client = login("analyst")
     client.post(f"/trial-servers/{server.id}/host-key")
     job = session.exec(select(Job).where(Job.kind == trials.HOST_KEY_KIND)).one()
-    assert job.state == JobState.failed and job.error.startswith("host: ") and "loopback" in job.error
+    assert job.state == JobState.failed and job.error.startswith("host: ") and "回环地址" in job.error
     page = client.get(f"/trial-servers/{server.id}").get_data(as_text=True)
-    assert 'id="key-job"' in page and "loopback" in page
+    assert 'id="key-job"' in page and "回环地址" in page
     assert never_connects == []
 
 
 def test_form_shows_the_refusal_under_the_host_field(app, login, provider, trial_server: Sshd, session):
     set_trial_allow_cidrs(app, ())
     form = server_data(trial_server, port=str(trial_server.port))
-    response = login("analyst").post(f"/providers/{provider.id}/trials/new", data=form)
+    client = login("analyst")
+    response = client.post(f"/providers/{provider.id}/trials/new", data=form)
     assert response.status_code == 422
     html = response.get_data(as_text=True)
-    assert 'id="f-host-error"' in html and "loopback" in html and "GPUVET_TRIAL_ALLOW_CIDRS" in html
+    assert 'id="f-host-error"' in html and "回环地址" in html and "GPUVET_TRIAL_ALLOW_CIDRS" in html
+    assert "loopback address" not in html
+    client.get("/lang/en")
+    html = client.post(f"/providers/{provider.id}/trials/new", data=form).get_data(as_text=True)
+    assert "(loopback address); refused for safety" in html and "回环地址" not in html
     assert session.exec(select(TrialServer)).all() == []
 
 
@@ -210,7 +215,7 @@ def test_api_create_refuses_a_private_host(app, token_for, provider, trial_serve
     )
     assert response.status_code == 422
     (error,) = response.get_json()["errors"]
-    assert error["field"] == "host" and "private" in error["message"]
+    assert error["field"] == "host" and "内网地址" in error["message"]
 
 
 def test_a_key_fetched_before_the_server_moved_is_not_offered_for_pinning(

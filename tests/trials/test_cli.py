@@ -35,7 +35,7 @@ def test_parse_error_is_named_and_exits_1(app, tmp_path: Path):
     broken.write_text((DATA / "iperf3_single.json").read_text()[:500])
     result = app.test_cli_runner().invoke(args=["bench", "parse", "iperf3", str(broken)])
     assert result.exit_code == 1
-    assert "error: iperf3: output is not complete JSON" in result.output
+    assert "error: iperf3: 输出不是完整的 JSON" in result.output
 
 
 def test_parse_refuses_unknown_tools(app):

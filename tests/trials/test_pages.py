@@ -41,7 +41,7 @@ def test_register_confirm_key_run_and_read_results(
     queued = client.post(f"/trial-servers/{server.id}/host-key")
     assert queued.status_code == 302  # a job, not SSH inside the request
     job = session.exec(select(Job).where(Job.kind == trials.HOST_KEY_KIND)).one()
-    assert job.params == {"server_id": server.id} and job.state == JobState.succeeded
+    assert job.params == {"server_id": server.id, "_locale": "zh"} and job.state == JobState.succeeded
     fetched = client.get(queued.headers["Location"]).get_data(as_text=True)
     assert trial_server.host_fingerprint in fetched and 'id="fetched-key"' in fetched
     pin = client.post(

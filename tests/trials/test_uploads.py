@@ -125,7 +125,7 @@ def test_a_garbled_output_gets_the_parsers_error_and_stores_nothing(session, cla
         )
     (error,) = caught.value.errors
     assert error.field == "output"
-    assert "无法解析 iperf3 输出" in error.message and "output is not complete JSON" in error.message
+    assert "无法解析 iperf3 输出" in error.message and "输出不是完整的 JSON" in error.message
     assert "未保存任何内容" in error.message
     assert _stored(session) == (0, 0)
 
@@ -342,6 +342,31 @@ def test_page_upload_pasted_text_and_garbled_text(login, session, claimed, claim
     assert good.status_code == 302
     run = session.exec(select(BenchRun)).one()
     assert run.params["path"] == "intranet" and run.comparisons
+
+
+def test_page_upload_names_a_garbled_fio_output_in_one_language(login, session, claimed, claimed_offer):
+    client = login("analyst")
+    url = f"/providers/{claimed.id}/trials/uploads"
+    form = {"offer_id": str(claimed_offer.id), "tool": "fio", "path": "storage", "output": '{"jobs": [{'}
+
+    def error_text() -> str:
+        response = client.post(url, data=form)
+        assert response.status_code == 422
+        found = re.search(r'data-error="output">([^<]*)</div>', response.get_data(as_text=True))
+        assert found, "no error under the output field"
+        return found[1]
+
+    chinese = error_text()
+    assert chinese.startswith("无法解析 fio 输出：输出不是完整的 JSON（在第 11 个字符处中断）（可读取：")
+    assert "可读取：fio 2.x 或 3.x" in chinese and not re.search(r"[a-z]{3,} [a-z]{3,}", chinese)
+    client.get("/lang/en")
+    english = error_text()
+    assert english.startswith(
+        "could not read the fio output: output is not complete JSON (it breaks off at char 11"
+    )
+    assert "(accepted: fio --output-format=json from fio 2.x or 3.x" in english
+    assert not re.search(r"[\u4e00-\u9fff]", english)
+    assert _stored(session) == (0, 0)
 
 
 def test_viewers_cannot_upload_from_the_page(login, session, claimed, claimed_offer):

@@ -13,6 +13,7 @@ from typing import Any
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.rules._common import fold_name, registry
 from app.vetting.rules._sources import KIND_NAMES, joined, number_key, registry_numbers, source_finding
+from scrapers.http import UNREACHABLE_HINTS
 
 COMPARED_KINDS = ("icp_filing", "icp_licence", "licence", "psb_filing", "uscc")
 
@@ -42,8 +43,22 @@ def fetch_failed(context: RuleContext) -> Iterator[Finding]:
         subject="provider",
         evidence=fact.get("evidence", []),
         url=fact.get("url", ""),
-        error=fact.get("error") or fact.get("error_code") or "",
+        **_fetch_error(fact),
     )
+
+
+def _fetch_error(fact: dict[str, Any]) -> dict[str, str]:
+    """Why the fetch failed, in each language: an unreachable host by its cause, else the stored error."""
+    code = str(fact.get("error_code") or "")
+    if code.startswith("unreachable_") and code.removeprefix("unreachable_") in UNREACHABLE_HINTS:
+        zh, en = UNREACHABLE_HINTS[code.removeprefix("unreachable_")]
+        return {
+            "error_zh": f"本机无法连接该网站（{zh}），请检查代理/网络，或在浏览器中人工核对",
+            "error_en": f"this machine cannot reach the site ({en}); check the proxy/network, "
+            "or check it by hand",
+        }
+    error = fact.get("error") or code
+    return {"error_zh": error, "error_en": error}
 
 
 @rule(
