@@ -105,3 +105,19 @@ def init_app(app: Flask, url: str) -> None:
     """Remember the database URL (the engine is built by get_engine) and close sessions after each request."""
     app.config["GPUVET_DATABASE_URL"] = url
     app.teardown_appcontext(_close_session)
+
+
+def insert_new_rows(
+    session: Session, table: sa.Table, rows: list[dict[str, Any]], *, unique: list[str]
+) -> list[int]:
+    """INSERT the rows, skipping those whose `unique` columns already exist (SQLite and PostgreSQL alike).
+
+    Returns the ids of the rows inserted: a unique constraint, not a SELECT first, decides, so two workers
+    racing for the same row insert it once.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    statement = insert(table).on_conflict_do_nothing(index_elements=unique).returning(table.c.id)
+    return [row[0] for row in session.execute(statement, rows).all()]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any
 
 from flask import Response, jsonify
@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from app.api import bp
 from app.api.routing import MAX_ID, api_route
 from app.db import get_session
+from app.localtime import aware
 from app.models.checks import CheckRun
 from app.models.enums import Role
 from app.services import checks
@@ -64,7 +65,7 @@ class CheckRunList(BaseModel):
 
 
 def _summary(run: CheckRun) -> dict[str, Any]:
-    created = run.created_at if run.created_at.tzinfo else run.created_at.replace(tzinfo=UTC)
+    created = aware(run.created_at)
     return CheckRunSummary(
         id=run.id,
         provider_id=run.provider_id,

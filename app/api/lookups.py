@@ -15,6 +15,7 @@ from app.db import get_session
 from app.localtime import aware
 from app.models.enums import Role
 from app.models.evidence import Lookup
+from app.request_files import uploaded_file
 from app.services import lookups as service
 from app.services import manual_lookups
 from app.services.errors import FieldError
@@ -143,16 +144,15 @@ def record_manual_lookup(provider_id: int) -> Response:
             415,
             [FieldError("screenshot", _("请以 multipart/form-data 上传，截图放在文件字段 screenshot"))],
         )
-    upload = request.files.get("screenshot")
-    data = upload.read(manual_lookups.MAX_SCREENSHOT_BYTES + 1) if upload is not None else b""
+    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
     session = get_session()
     lookup = manual_lookups.record_manual(
         session,
         provider_id=provider_id,
         kind=request.form.get("kind", ""),
         values=request.form,
-        screenshot=data,
-        filename=upload.filename if upload is not None else None,
+        screenshot=data or b"",
+        filename=filename,
         user=g.api_user,
     )
     response = jsonify(lookup_json(lookup))

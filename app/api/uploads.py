@@ -14,6 +14,7 @@ from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route
 from app.db import get_session
 from app.models.enums import Role
+from app.request_files import uploaded_file
 from app.services import bench_uploads
 from app.services.errors import FieldError, InvalidInput
 
@@ -51,10 +52,9 @@ class UploadPublic(BaseModel):
 def _form_input() -> dict[str, Any]:
     """tool, path, note and output (the file `file`, else the text field `output`) of a multipart body."""
     data: dict[str, Any] = {name: request.form.get(name) for name in ("tool", "path", "note")}
-    upload = request.files.get("file")
-    if upload is not None and upload.filename:
-        data["output"] = upload.read(bench_uploads.MAX_UPLOAD_BYTES + 1)
-        data["filename"] = upload.filename
+    output, filename = uploaded_file("file", bench_uploads.MAX_UPLOAD_BYTES)
+    if output is not None:
+        data["output"], data["filename"] = output, filename
     else:
         data["output"] = request.form.get("output")
     return data

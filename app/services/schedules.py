@@ -18,6 +18,7 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app import localtime
+from app.db import insert_new_rows
 from app.jobs import background, enqueue, job_result_outcome, report_progress
 from app.models.jobs import Job
 from app.models.provider import Provider
@@ -56,21 +57,10 @@ def current_time() -> datetime:
 
 def _claim(session: Session, schedule: Schedule, period: str) -> ScheduleRun | None:
     """Insert the (schedule, period) row; None when it exists already (someone else started it)."""
-    dialect = session.get_bind().dialect.name
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    table = ScheduleRun.__table__
-    statement = (
-        insert(table)
-        .values(schedule=schedule.name, period=period, created_at=datetime.now(UTC))
-        .on_conflict_do_nothing(index_elements=["schedule", "period"])
-        .returning(table.c.id)
-    )
-    row = session.execute(statement).first()
+    row = {"schedule": schedule.name, "period": period, "created_at": datetime.now(UTC)}
+    inserted = insert_new_rows(session, ScheduleRun.__table__, [row], unique=["schedule", "period"])
     session.commit()
-    return session.get(ScheduleRun, row[0]) if row else None
+    return session.get(ScheduleRun, inserted[0]) if inserted else None
 
 
 def tick(session: Session, now: datetime | None = None) -> list[Job]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
+from app.db import insert_new_rows
 from app.models.checks import CheckRun, StoredFinding
 from app.models.provider import Certification, Licence
 from app.models.watch import ChangeEvent
@@ -238,14 +239,7 @@ def store_events(
         }
         for provider_id, draft, key in rows
     ]
-    dialect = session.get_bind().dialect.name
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    table = ChangeEvent.__table__
-    statement = insert(table).on_conflict_do_nothing(index_elements=["dedupe_key"]).returning(table.c.id)
-    inserted = session.execute(statement, values).all()
+    inserted = insert_new_rows(session, ChangeEvent.__table__, values, unique=["dedupe_key"])
     session.commit()
     return len(inserted)
 

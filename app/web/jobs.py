@@ -75,11 +75,9 @@ def job_outcome(job: Job, locale: str) -> tuple[str, str]:
 
 def _stalled_minutes(job: Job) -> int | None:
     """Whole minutes (at least 1) a job has waited unclaimed past STALLED_AFTER, else None."""
-    created = job.created_at
+    created = localtime.aware(job.created_at)
     if job.state != JobState.queued or created is None:
         return None
-    if created.tzinfo is None:
-        created = created.replace(tzinfo=UTC)
     waited = datetime.now(UTC) - created
     if waited < STALLED_AFTER:
         return None

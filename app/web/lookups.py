@@ -22,6 +22,7 @@ from app.models import Provider
 from app.models.enums import Role
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job
+from app.request_files import uploaded_file
 from app.services import lookups as service
 from app.services import manual_lookups
 from app.services import providers as provider_service
@@ -274,8 +275,7 @@ def lookup_manual_record(provider_id: int) -> Any:
     """Store the analyst's result and screenshot as evidence; the lookup page then shows it, marked manual."""
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=provider_id)
-    upload = request.files.get("screenshot")
-    data = upload.read(manual_lookups.MAX_SCREENSHOT_BYTES + 1) if upload is not None else b""
+    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
     replaced = _replaced(session, request.form.get("replaces"), provider_id)
     try:
         lookup = manual_lookups.record_manual(
@@ -283,8 +283,8 @@ def lookup_manual_record(provider_id: int) -> Any:
             provider_id=provider_id,
             kind=request.form.get("kind", ""),
             values=request.form,
-            screenshot=data,
-            filename=upload.filename if upload is not None else None,
+            screenshot=data or b"",
+            filename=filename,
             user=current_user,
             replaces=replaced.id if replaced is not None else None,
         )

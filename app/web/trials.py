@@ -19,6 +19,7 @@ from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
 from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
+from app.request_files import uploaded_file
 from app.services import bench_runs, bench_uploads, trials
 from app.services import providers as provider_service
 from app.services.errors import Conflict, InvalidInput, NotFound, ServiceError
@@ -151,10 +152,8 @@ def provider_trials(provider_id: int) -> Any:
 
 def _uploaded_output() -> tuple[bytes | str, str | None]:
     """The chosen file (bytes and name), else the pasted text."""
-    upload = request.files.get("file")
-    if upload is not None and upload.filename:
-        return upload.read(bench_uploads.MAX_UPLOAD_BYTES + 1), upload.filename
-    return request.form.get("output", ""), None
+    output, filename = uploaded_file("file", bench_uploads.MAX_UPLOAD_BYTES)
+    return (output, filename) if output is not None else (request.form.get("output", ""), None)
 
 
 @bp.post("/providers/<int(max=2147483647):provider_id>/trials/uploads")
