@@ -405,18 +405,24 @@ def findings_overview(session: Session, *, query: OverviewQuery) -> OverviewPage
     title_en="Credential check of all providers",
     idempotent=True,
 )
-def check_all_job(session: Session, job: Any, *, only_unchecked: bool = False) -> dict[str, Any]:
-    """Job kind "vetting.check_all": run_check on every provider (or those never checked), with progress."""
+def check_all_job(
+    session: Session, job: Any, *, only_unchecked: bool = False, today: str | None = None
+) -> dict[str, Any]:
+    """Job kind "vetting.check_all": run_check on every provider (or those never checked), with progress.
+
+    `today` (YYYY-MM-DD) is the day the rules compare dates with (the daily schedule's period); default today.
+    """
     stmt = select(Provider.id).order_by(col(Provider.id))
     if only_unchecked:
         stmt = stmt.where(~select(CheckRun.id).where(CheckRun.provider_id == Provider.id).exists())
     provider_ids = list(session.exec(stmt).all())
+    day = date.fromisoformat(today) if today else None
     verdicts: dict[str, int] = {}
     for index, provider_id in enumerate(provider_ids):
         if job_cancelled(session, job):
             raise JobCancelled(_("已在核查 %(done)s/%(total)s 家后取消", done=index, total=len(provider_ids)))
         report_progress(session, job, done=index, total=len(provider_ids), current=f"provider {provider_id}")
-        run = run_check(session, provider_id=provider_id, job_id=job.id)
+        run = run_check(session, provider_id=provider_id, job_id=job.id, today=day)
         verdicts[run.verdict] = verdicts.get(run.verdict, 0) + 1
     report_progress(session, job, done=len(provider_ids), total=len(provider_ids), current="")
     return {"checked": len(provider_ids), "verdicts": verdicts}

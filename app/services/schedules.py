@@ -106,15 +106,10 @@ def daily_job(session: Session, job: Any, *, period: str) -> dict[str, Any]:
     """Re-run the credential rules for every provider (changes recorded) and watch credential expiry."""
     from app.services import checks, watch
 
-    today = date.fromisoformat(period)
     before = watch.count_events(session)
-    checked = _each_provider(
-        session,
-        job,
-        lambda provider_id: checks.run_check(session, provider_id=provider_id, today=today, job_id=job.id),
-    )
+    checked = checks.check_all_job(session, job, today=period)["checked"]
     changes = watch.count_events(session) - before  # each stored run records its changes
-    expiring = watch.watch_expiry(session, today=today)
+    expiring = watch.watch_expiry(session, today=date.fromisoformat(period))
     return {"checked": checked, "changes": changes, "expiry_events": expiring} | job_result_outcome("ok")
 
 
