@@ -104,7 +104,8 @@ def load_kinds() -> dict[str, JobKind]:
 
 def kind_title(kind: str, locale: str) -> str:
     """A job kind's title in the UI language (the kind itself when it is not registered)."""
-    entry = load_kinds().get(kind)  # a web process imports only the services its pages use
+    # a web process imports only the services its pages use: load the rest once, when a kind is missing
+    entry = KINDS.get(kind) or load_kinds().get(kind)
     return entry.title(locale) if entry else kind
 
 
