@@ -15,6 +15,10 @@ pg_isready -q -h 127.0.0.1
 run_sql() { su postgres -c "psql -q -v ON_ERROR_STOP=1 -tAc \"$1\""; }
 [[ $(run_sql "SELECT 1 FROM pg_roles WHERE rolname='gpuvet'") == 1 ]] \
   || run_sql "CREATE ROLE gpuvet LOGIN PASSWORD 'gpuvet' CREATEDB"
+# The tests drop their throw-away databases WITH (FORCE); an autovacuum worker busy in one may only be ended by a
+# member of pg_signal_backend (otherwise: "must be a member of the role whose process is being terminated").
+[[ $(run_sql "SELECT pg_has_role('gpuvet', 'pg_signal_backend', 'member')") == t ]] \
+  || run_sql "GRANT pg_signal_backend TO gpuvet"
 for db in gpuvet_test; do
   [[ $(run_sql "SELECT 1 FROM pg_database WHERE datname='$db'") == 1 ]] \
     || run_sql "CREATE DATABASE $db OWNER gpuvet"
