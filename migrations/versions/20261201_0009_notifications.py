@@ -1,0 +1,26 @@
+"""watches, inbox and notification deliveries
+
+Revision ID: 0009
+Revises: 0008
+Create Date: 2026-12-01 19:00:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa  # noqa: F401
+import sqlmodel  # noqa: F401
+from alembic import op  # noqa: F401
+
+
+revision = '0009'
+down_revision = '0008'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    """Apply this revision."""
+
+
+def downgrade() -> None:
+    """Revert this revision."""

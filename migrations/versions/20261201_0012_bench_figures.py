@@ -1,0 +1,26 @@
+"""measured figures per offer (bench_figure)
+
+Revision ID: 0012
+Revises: 0011
+Create Date: 2026-12-01 19:00:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa  # noqa: F401
+import sqlmodel  # noqa: F401
+from alembic import op  # noqa: F401
+
+
+revision = '0012'
+down_revision = '0011'
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    """Apply this revision."""
+
+
+def downgrade() -> None:
+    """Revert this revision."""
