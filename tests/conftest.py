@@ -160,3 +160,20 @@ def csrf_token_from(html: str) -> str:
     match = CSRF_INPUT.search(html)
     assert match, "form has no csrf_token field"
     return match.group(1) or match.group(2)
+
+
+# Fixtures that start real sshd, network namespaces, servers or Chromium: a test using one is slow whatever
+# its module says, so scripts/test.sh runs it in the serial pass (timings on a shaped link need a quiet CPU).
+SERIAL_FIXTURES = frozenset(
+    ("trial_server", "shaped_link", "shaped_server", "requires_root", "mesh", "cluster", "live_server")
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark tests that use a real-network or browser fixture (or live under tests/browser) as slow."""
+    for item in items:
+        browser = "tests/browser/" in item.nodeid or "browser" in item.fixturenames
+        if browser and not item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.browser)
+        if SERIAL_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -68,26 +68,26 @@ def _page(client, path: str, language: str) -> tuple[str, str]:
     return html, visible(html)
 
 
-@pytest.mark.parametrize(
-    ("language", "words"),
-    [
-        ("zh", ("带宽", "单流带宽", "本机 → 目标服务器", "存储类型", "成功", "已完成", "快速测试", "所售")),
+PAGE_WORDS = [
+    ("zh", ("带宽", "单流带宽", "本机 → 目标服务器", "存储类型", "成功", "已完成", "快速测试", "所售")),
+    (
+        "en",
         (
-            "en",
-            (
-                "Bandwidth",
-                "Single-stream bandwidth",
-                "this server → target",
-                "Storage type",
-                "Succeeded",
-                "Quick test",
-                "link that was sold",
-            ),
+            "Bandwidth",
+            "Single-stream bandwidth",
+            "this server → target",
+            "Storage type",
+            "Succeeded",
+            "Quick test",
+            "link that was sold",
         ),
-    ],
-)
-def test_run_page_shows_labels_and_units_not_codes(login, sold_run: BenchRun, language, words):
-    html, text = _page(login("viewer"), f"/bench-runs/{sold_run.id}", language)
+    ),
+]
+
+
+def assert_page_speaks(client, run: BenchRun, language: str, words: tuple[str, ...]) -> None:
+    """The run page in `language`: labels and units, no codes."""
+    html, text = _page(client, f"/bench-runs/{run.id}", language)
     for word in words:
         assert word in text, word
     for code in CODES:
@@ -108,12 +108,13 @@ def test_run_page_shows_labels_and_units_not_codes(login, sold_run: BenchRun, la
     assert bandwidth.select_one("td.claimed").get_text().strip() == "500 Mbit/s"
 
 
-def test_far_above_the_claim_is_a_warning_not_a_pass(login, sold_run: BenchRun):
+def assert_far_above_the_claim_is_a_warning(client, sold_run: BenchRun) -> None:
+    """Far above the claim: a warning (probably not the link that was sold), never a pass."""
     bandwidth = [c for c in sold_run.comparisons if c["check"] == "bandwidth"]
     assert bandwidth and all(c["ratio"] > 1.5 for c in bandwidth)
     assert {c["verdict"] for c in bandwidth} == {"warn"}
     assert "所售链路" in bandwidth[0]["reason_zh"] and "link that was sold" in bandwidth[0]["reason_en"]
-    html = login("viewer").get(f"/bench-runs/{sold_run.id}").get_data(as_text=True)
+    html = client.get(f"/bench-runs/{sold_run.id}").get_data(as_text=True)
     assert 'id="beyond-claim"' in html
     row = BeautifulSoup(html, "html.parser").select_one('#comparisons tr[data-check="bandwidth"]')
     assert row["data-beyond-claim"] == "true" and row.select_one(".verdict")["data-verdict"] == "warn"
@@ -137,11 +138,22 @@ def test_a_run_stored_as_a_pass_far_above_the_claim_is_shown_as_a_warning(
     assert "所售链路" in row.get_text() and "4300%" not in row.get_text()
 
 
-def test_a_quick_run_draws_its_throughput_over_time(login, session: Session, sold_run: BenchRun):
+def assert_a_quick_run_draws_its_throughput(client, session: Session, sold_run: BenchRun) -> None:
+    """A quick run's few throughput samples still make a chart, with dots."""
     samples = bench_runs.run_samples(session, run_id=sold_run.id)
     intervals = [sample for sample in samples if sample.metric == "throughput_interval"]
     assert 1 <= len(intervals) < 3  # a 1-second iperf3 test: too few points for a line
-    html = login("viewer").get(f"/bench-runs/{sold_run.id}").get_data(as_text=True)
+    html = client.get(f"/bench-runs/{sold_run.id}").get_data(as_text=True)
     chart = BeautifulSoup(html, "html.parser").select_one("#chart-gv-throughput-public")
     assert chart is not None, "no throughput-over-time chart for a quick run"
     assert chart.select(".dot"), "the few samples of a quick run are not marked"
+
+
+def test_one_real_run_page_in_both_languages_with_its_warning_and_chart(login, session: Session, sold_run):
+    """One quick run (4 s of real tools) serves every reading of its page."""
+    client = login("viewer")
+    for language, words in PAGE_WORDS:
+        assert_page_speaks(client, sold_run, language, words)
+    client.get("/lang/zh?next=/")
+    assert_far_above_the_claim_is_a_warning(client, sold_run)
+    assert_a_quick_run_draws_its_throughput(client, session, sold_run)
