@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from flask_babel import gettext as _
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -70,6 +70,8 @@ class Settings(BaseSettings):
     timezone: str = Field(default="Asia/Shanghai", alias="GPUVET_TIMEZONE")
     schedules_enabled: bool = Field(default=True, alias="GPUVET_SCHEDULES")  # daily re-check, weekly footers
     page_size: int = Field(default=20, alias="GPUVET_PAGE_SIZE")
+    # The dashboard counts a provider as "checked long ago" when its latest check run is older than this.
+    dashboard_stale_days: int = Field(default=30, ge=1, le=3650, alias="GPUVET_DASHBOARD_STALE_DAYS")
     # PDF reports: the CJK font embedded (as a subset) in every report.
     report_font: Path = Field(
         default=Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"), alias="GPUVET_REPORT_FONT"
@@ -118,6 +120,28 @@ class Settings(BaseSettings):
     )
     # Wrong captcha answers per lookup before it stops (the ICP system locks a uuid after six).
     lookup_max_failures: int = Field(default=3, ge=1, le=5, alias="GPUVET_LOOKUP_MAX_FAILURES")
+    # Outgoing e-mail (app/services/mailer.py): off while no host is set.
+    smtp_host: str | None = Field(default=None, alias="GPUVET_SMTP_HOST")
+    smtp_port: int = Field(default=587, ge=1, le=65535, alias="GPUVET_SMTP_PORT")
+    smtp_user: str | None = Field(default=None, alias="GPUVET_SMTP_USER")
+    smtp_password: SecretStr | None = Field(default=None, alias="GPUVET_SMTP_PASSWORD")
+    smtp_from: str = Field(default="gpuvet@localhost", alias="GPUVET_SMTP_FROM")
+    smtp_starttls: bool = Field(default=True, alias="GPUVET_SMTP_STARTTLS")
+    smtp_timeout_s: float = Field(default=10.0, gt=0, le=120, alias="GPUVET_SMTP_TIMEOUT_S")
+    # Notifications (app/services/notifications.py): a webhook or e-mail delivery that fails is tried again
+    # after base, 2x base, 4x base ... seconds, up to `notify_max_attempts` attempts in all.
+    notify_max_attempts: int = Field(default=6, ge=1, le=20, alias="GPUVET_NOTIFY_MAX_ATTEMPTS")
+    notify_retry_base_s: float = Field(default=30.0, gt=0, le=3600, alias="GPUVET_NOTIFY_RETRY_BASE_S")
+    notify_webhook_timeout_s: float = Field(
+        default=10.0, gt=0, le=60, alias="GPUVET_NOTIFY_WEBHOOK_TIMEOUT_S"
+    )
+    # Provider disclosure (app/services/invitations.py): link lifetime, upload size cap, token guesses allowed
+    # per client address within 15 minutes.
+    invitation_days: int = Field(default=14, ge=1, le=365, alias="GPUVET_INVITATION_DAYS")
+    disclosure_upload_max_mb: int = Field(default=10, ge=1, le=15, alias="GPUVET_DISCLOSURE_UPLOAD_MAX_MB")
+    disclosure_token_guesses: int = Field(default=20, ge=1, le=1000, alias="GPUVET_DISCLOSURE_TOKEN_GUESSES")
+    # This site's address as others reach it (https://gpuvet.example.cn), for links in e-mails and webhooks.
+    public_url: str | None = Field(default=None, alias="GPUVET_PUBLIC_URL")
 
     @field_validator("fetch_allow_cidrs", "fetch_allow_hosts", "trial_allow_cidrs", mode="before")
     @classmethod

@@ -209,6 +209,9 @@ def make_huey(app: Any) -> Huey:
         with app.app_context(), Session(engine) as session:
             schedules.tick(session)
 
+    from app.services.notify_dispatch import register_tasks
+
+    register_tasks(huey, app, engine)  # e-mail and webhook deliveries, retried with backoff
     app.extensions["gpuvet.huey_task"] = run_job_task
     return huey
 
@@ -295,11 +298,14 @@ def recent_jobs(
     provider_id: int | None = None,
     kind: str | None = None,
     states: tuple[str, ...] = (),
+    since: datetime | None = None,
     limit: int = 50,
     offset: int = 0,
 ) -> list[Job]:
-    """Jobs newest first, optionally for one provider / kind / set of states."""
+    """Jobs newest first, optionally for one provider / kind / set of states / created since a moment."""
     stmt = select(Job)
+    if since is not None:
+        stmt = stmt.where(col(Job.created_at) >= since)
     if provider_id is not None:
         stmt = stmt.where(Job.provider_id == provider_id)
     if kind is not None:

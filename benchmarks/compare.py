@@ -40,6 +40,7 @@ class Claims:
     nominal_iops: float | None = None
     gpu_model: str | None = None
     gpus_per_node: int | None = None
+    rdma_gbps: float | None = None  # claimed RDMA bandwidth per node (Offer.rdma_gbps)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Thresholds:
     stability_max_cv: float = 0.15  # coefficient of variation of repeated throughput
     stability_min_over_median: float = 0.7
     stability_min_samples: int = 3
+    peak_min_share: float = 0.7  # campaign: peak median / off-peak median below this = sags at peak
     gpu_busy_pct: float = 90.0
     gpu_low_pct: float = 80.0
     dataload_min_scaling: float = 1.3  # all readers / one reader below this: more readers do not help

@@ -1,4 +1,4 @@
-"""Checks on a GPU cluster: data loading, GPU health, all-reduce bandwidth and the intranet matrix."""
+"""Checks on a GPU cluster: data loading, GPU health, all-reduce bandwidth, the intranet matrix and RDMA."""
 
 from __future__ import annotations
 
@@ -168,8 +168,13 @@ def collective(inputs: Inputs) -> Iterable[Comparison]:
     small_zh = "；最大消息不足 1 GiB，峰值可能偏低" if size_gib < 1 else ""
     small_en = "; the largest message was under 1 GiB, so the peak may be low" if size_gib < 1 else ""
     thresholds, claims = inputs.thresholds, inputs.claims
-    if nodes > 1 and claims.intranet_gbps:
-        network = claims.intranet_gbps / 8  # GB/s each node can send: the inter-node ceiling of a ring
+    # Between nodes a ring is held to what each node can send: its RDMA fabric if claimed, else the intranet
+    link = (
+        ("RDMA", "RDMA", claims.rdma_gbps) if claims.rdma_gbps else ("内网", "intranet", claims.intranet_gbps)
+    )
+    if nodes > 1 and link[2]:
+        link_zh, link_en, gbps = link
+        network = gbps / 8  # GB/s each node can send: the inter-node ceiling of a ring
         ratio = busbw / network
         yield Comparison(
             "collective",
@@ -179,9 +184,9 @@ def collective(inputs: Inputs) -> Iterable[Comparison]:
             round(ratio, 3),
             "GB/s",
             f"{nodes} 台 {ranks} 卡 all-reduce 总线带宽峰值 {busbw:.1f} GB/s，"
-            f"报价内网 {claims.intranet_gbps:g} Gbps（{network:.1f} GB/s），达成 {ratio:.0%}{small_zh}",
+            f"报价{link_zh} {gbps:g} Gbps（{network:.1f} GB/s），达成 {ratio:.0%}{small_zh}",
             f"all-reduce over {nodes} nodes ({ranks} GPUs) peaks at {busbw:.1f} GB/s bus bandwidth "
-            f"against the claimed {claims.intranet_gbps:g} Gbps intranet ({network:.1f} GB/s): "
+            f"against the claimed {gbps:g} Gbps {link_en} ({network:.1f} GB/s): "
             f"{ratio:.0%}{small_en}",
         )
         return
@@ -262,4 +267,64 @@ def matrix(inputs: Inputs) -> Iterable[Comparison]:
             f"{median / 1000:.2f}: this link slows every synchronisation; "
             "ask about its port, cable and switch",
             subject=f"{source}->{target}",
+        )
+
+
+@check("rdma")
+def rdma(inputs: Inputs) -> Iterable[Comparison]:
+    """Measured RDMA Gbit/s (perftest ib_write_bw) against the offer's claimed RDMA; the latency as info."""
+    from benchmarks.probes.rdma import RDMA_FIGURE
+
+    measured = inputs.of(RDMA_FIGURE)
+    thresholds, claimed = inputs.thresholds, inputs.claims.rdma_gbps
+    if measured:
+        best = max(measured, key=lambda sample: float(sample.value))
+        gbps, size = float(best.value), int(best.metadata.get("message_bytes") or 0)
+        if claimed:
+            ratio = gbps / claimed
+            low = ratio < thresholds.bandwidth_pass
+            yield Comparison(
+                "rdma",
+                ratio_verdict(ratio, thresholds.bandwidth_pass, thresholds.bandwidth_warn),
+                round(gbps, 1),
+                claimed,
+                round(ratio, 3),
+                "Gbit/s",
+                f"RDMA 写带宽实测 {gbps:.1f} Gbit/s（{size} 字节消息），报价 RDMA {claimed:g} Gbps，"
+                f"达成 {ratio:.0%}"
+                + ("；询问网卡、端口速率和交换机配置（是否降速或走了以太网）" if low else ""),
+                f"RDMA write bandwidth measured {gbps:.1f} Gbit/s ({size}-byte messages) against the "
+                f"claimed {claimed:g} Gbps RDMA: {ratio:.0%}"
+                + (
+                    "; ask about the adapter, its port speed and the switch (downgraded, or over Ethernet?)"
+                    if low
+                    else ""
+                ),
+                subject="target->peer",
+            )
+        else:
+            yield Comparison(
+                "rdma",
+                Verdict.info,
+                round(gbps, 1),
+                None,
+                None,
+                "Gbit/s",
+                f"RDMA 写带宽实测 {gbps:.1f} Gbit/s（{size} 字节消息）；报价未写 RDMA 带宽",
+                f"RDMA write bandwidth measured {gbps:.1f} Gbit/s ({size}-byte messages); "
+                "the offer states no RDMA bandwidth",
+                subject="target->peer",
+            )
+    for sample in inputs.of("rdma_latency_t_typical")[:1]:
+        size = int(sample.metadata.get("message_bytes") or 0)
+        yield Comparison(
+            "rdma",
+            Verdict.info,
+            round(float(sample.value), 2),
+            None,
+            None,
+            "us",
+            f"RDMA 读延迟典型值 {float(sample.value):.2f} 微秒（{size} 字节消息）",
+            f"RDMA read latency typically {float(sample.value):.2f} us ({size}-byte messages)",
+            subject="target->peer",
         )

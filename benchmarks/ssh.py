@@ -532,6 +532,9 @@ class SSHRunner(BaseRunner):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return True
+            if channel.eof_received:  # all output is in: wait for the exit status rather than spin on select
+                channel.status_event.wait(min(remaining, 0.5))
+                continue
             select.select([channel], [], [], min(remaining, 0.5))
 
 

@@ -7,7 +7,8 @@ Usage:
 Seeds --small and --large providers (4 offers each: 5,000 providers = 20,000 offers) with bulk core inserts
 (the rows of perf/registry_perf.py), a credential check run with findings for most providers, and a
 successful quick-suite benchmark run with its samples for a share of the offers (--measured, default 30%:
-intranet iperf3, ping, fio 4k random read, disk type; some far below the claim, some stale). Then it times
+intranet iperf3, ping, fio 4k random read, disk type; some far below the claim, some stale) and the
+measured figures (bench_figure) those runs write when stored. Then it times
 `cases.advise_answers` end to end (offer facts read from the database, then the advice) against the pure
 advice of the same offers (facts built once), counts the SQL statements one advice sends (a
 before_cursor_execute listener), and prints both sizes side by side with the database overhead ratio.
@@ -38,7 +39,7 @@ from app.advice.engine import advise  # noqa: E402
 from app.models import Datacenter, Filing, Licence, Offer, Provider  # noqa: E402
 from app.models.checks import CheckRun, StoredFinding  # noqa: E402
 from app.models.trials import BenchRun, BenchStep, TrialServer  # noqa: E402
-from app.services import cases  # noqa: E402
+from app.services import bench_figures, cases  # noqa: E402
 from perf.registry_perf import _rows  # noqa: E402
 
 TODAY = date(2026, 6, 1)
@@ -170,6 +171,8 @@ def seed(url: str, count: int, share: float) -> float:
         ):
             if evidence[key]:
                 connection.execute(sa.insert(model.__table__), evidence[key])
+        # the measured figures the runs' stored hook writes (bulk inserts bypass it): rebuilt at once
+        bench_figures.rebuild(connection)
     with engine.begin() as connection:
         connection.execute(sa.text("ANALYZE"))
     engine.dispose()
@@ -185,6 +188,29 @@ def _median_ms(action: Any, runs: int) -> tuple[float, float]:
         wall.append((time.perf_counter() - started) * 1000)
         cpu.append((time.process_time() - used) * 1000)
     return statistics.median(wall), statistics.median(cpu)
+
+
+def measurements_from_samples(session: Session) -> dict[int, dict[str, Any]]:
+    """Figures of the recent runs decoded from sample JSON (the reading that bench_figure replaced)."""
+    recent = cases._recent_run_ids()
+    runs = {
+        row.id: row
+        for row in session.execute(
+            sa.select(BenchRun.id, BenchRun.offer_id, BenchRun.claims, BenchRun.comparisons).where(
+                BenchRun.id.in_(recent)  # type: ignore[attr-defined]
+            )
+        )
+    }
+    samples: dict[int, list[dict[str, Any]]] = {}
+    for run_id, step_samples in session.execute(
+        sa.select(BenchStep.run_id, BenchStep.samples).where(BenchStep.run_id.in_(recent))  # type: ignore[attr-defined]
+    ):
+        samples.setdefault(run_id, []).extend(step_samples or [])
+    figures: dict[int, dict[str, Any]] = {}
+    for run in runs.values():
+        found = bench_figures.run_figures(samples.get(run.id, []), run.claims, run.comparisons)
+        figures.setdefault(run.offer_id, {}).update(found)
+    return figures
 
 
 def measure(url: str, runs: int) -> dict[str, Any]:
@@ -206,6 +232,10 @@ def measure(url: str, runs: int) -> dict[str, Any]:
         per_request = len(statements)
         facts = cases.offer_facts(session, today=TODAY)
         db_ms, db_cpu = _median_ms(end_to_end, runs)
+        json_ms = _median_ms(lambda: (measurements_from_samples(session), session.rollback()), runs)[1]
+        columns_ms = _median_ms(
+            lambda: (cases.offer_measurements(session, today=TODAY), session.rollback()), runs
+        )[1]
     pure_ms, pure_cpu = _median_ms(lambda: advise(answers, facts, today=TODAY), runs)
     engine.dispose()
     measured = sum(1 for fact in facts if fact.measurements)
@@ -217,6 +247,8 @@ def measure(url: str, runs: int) -> dict[str, Any]:
         "pure": pure_ms,
         "db_cpu": db_cpu,
         "pure_cpu": pure_cpu,
+        "json_cpu": json_ms,
+        "columns_cpu": columns_ms,
     }
 
 
@@ -254,6 +286,9 @@ def main() -> int:
             f"{row['db_cpu']:10.1f} {row['pure_cpu']:6.1f} {row['db_cpu'] - row['pure_cpu']:8.1f} "
             f"{cpu_overhead:8.0%}"
         )
+    print("reading the measured figures (CPU ms): from sample JSON (before bench_figure) | from bench_figure")
+    for size, row in results.items():
+        print(f"{size:9d} providers: {row['json_cpu']:8.1f} | {row['columns_cpu']:8.1f}")
     small, large = results[args.small], results[args.large]
     constant = small["statements"] == large["statements"]
     print(

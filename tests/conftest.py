@@ -8,8 +8,9 @@ import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
+import jinja2
 import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel
@@ -17,10 +18,15 @@ from sqlmodel import Session, SQLModel
 import app.models
 from app import create_app
 from app.config import Settings
-from app.services import users
+from app.services import passwords, users
 
 BACKENDS = ["sqlite", "postgresql"]
 PASSWORD = "correct horse battery"
+
+# Every test user costs a password hash and every login a check: scrypt (what production uses, tested in
+# tests/services/test_password_hashing.py) takes ~0.15 s each, one PBKDF2 round next to nothing.
+PRODUCTION_HASH_METHOD = passwords.HASH_METHOD
+passwords.HASH_METHOD = "pbkdf2:sha256:1"
 
 
 def postgres_url() -> str | None:
@@ -87,15 +93,113 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         yield url
 
 
-def _empty_tables(engine: sa.Engine) -> None:
-    tables = list(reversed(SQLModel.metadata.sorted_tables))
-    with engine.begin() as connection:
-        if engine.dialect.name == "postgresql":
-            names = ", ".join(f'"{table.name}"' for table in tables)
-            connection.execute(sa.text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-        else:
-            for table in tables:
+def _sorted_tables() -> list[sa.Table]:
+    """Every model table, children before parents (the order rows can be deleted in)."""
+    return list(reversed(SQLModel.metadata.sorted_tables))
+
+
+def _filled_tables(connection: sa.Connection, tables: list[sa.Table]) -> list[sa.Table]:
+    """The tables holding at least one row, found with one query (an EXISTS per table)."""
+    probes = [sa.select(sa.literal(table.name)).where(sa.exists().select_from(table)) for table in tables]
+    filled = set(connection.execute(sa.union_all(*probes)).scalars())
+    return [table for table in tables if table.name in filled]
+
+
+# Sequences (SERIAL / IDENTITY) owned by the given tables that have handed out a number since they were
+# last reset: TRUNCATE ... RESTART IDENTITY would start them again at 1.
+_USED_SEQUENCES = sa.text(
+    """
+    SELECT quote_ident(s.schemaname) || '.' || quote_ident(s.sequencename)
+    FROM pg_sequences s
+    JOIN pg_depend d ON d.classid = 'pg_class'::regclass
+        AND d.objid = (quote_ident(s.schemaname) || '.' || quote_ident(s.sequencename))::regclass
+        AND d.deptype IN ('a', 'i')
+    JOIN pg_class t ON t.oid = d.refobjid
+    WHERE s.last_value IS NOT NULL AND t.relname = ANY(:tables)
+    """
+)
+
+
+def _truncate_all(connection: sa.Connection, tables: list[sa.Table]) -> None:
+    names = ", ".join(f'"{table.name}"' for table in tables)
+    connection.execute(sa.text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
+
+
+def _empty_postgres(connection: sa.Connection, tables: list[sa.Table], filled: list[sa.Table]) -> None:
+    """DELETE the filled tables and restart the used sequences; TRUNCATE everything should a DELETE fail."""
+    used = connection.execute(_USED_SEQUENCES, {"tables": [table.name for table in tables]}).scalars().all()
+    try:
+        with connection.begin_nested():
+            for table in filled:
                 connection.execute(table.delete())
+    except sa.exc.DBAPIError:
+        _truncate_all(connection, tables)
+        return
+    for sequence in used:
+        connection.execute(sa.text("SELECT setval(CAST(:name AS regclass), 1, false)"), {"name": sequence})
+
+
+def _empty_tables(engine: sa.Engine) -> None:
+    """Remove every row and (PostgreSQL) restart the id sequences, as TRUNCATE ... RESTART IDENTITY would.
+
+    Only the tables that hold rows are touched: one query finds them, then a DELETE each (children first).
+    A TRUNCATE of all the tables costs PostgreSQL new files for each (1-2 s a test on a busy disk); a DELETE
+    of the few rows a test left costs milliseconds.
+    """
+    tables = _sorted_tables()
+    with engine.begin() as connection:
+        filled = _filled_tables(connection, tables)
+        if engine.dialect.name == "postgresql":
+            _empty_postgres(connection, tables, filled)
+            return
+        for table in filled:
+            connection.execute(table.delete())
+
+
+class SharedTemplateCode(jinja2.BytecodeCache):
+    """Compiled templates kept for the whole run, so each test's new app loads them instead of compiling.
+
+    Jinja checks an entry against the template's source (an edited template is compiled afresh); the key
+    holds the environment's compile options, so an app whose Jinja is set up otherwise gets its own code.
+    """
+
+    def __init__(self) -> None:
+        self._code: dict[tuple[Any, ...], bytes] = {}
+
+    @staticmethod
+    def _key(bucket: jinja2.bccache.Bucket) -> tuple[Any, ...]:
+        env = bucket.environment
+        options = tuple(getattr(env, name) for name in _SYNTAX_OPTIONS)
+        finalize = getattr(env.finalize, "__qualname__", env.finalize)
+        autoescape = env.autoescape if isinstance(env.autoescape, bool) else "by name"
+        return (bucket.key, options, tuple(sorted(env.extensions)), finalize, autoescape)
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        code = self._code.get(self._key(bucket))
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._code[self._key(bucket)] = bucket.bytecode_to_string()
+
+
+_SYNTAX_OPTIONS = (
+    "block_start_string",
+    "block_end_string",
+    "variable_start_string",
+    "variable_end_string",
+    "comment_start_string",
+    "comment_end_string",
+    "line_statement_prefix",
+    "line_comment_prefix",
+    "trim_blocks",
+    "lstrip_blocks",
+    "newline_sequence",
+    "keep_trailing_newline",
+    "optimized",
+    "is_async",
+)
+TEMPLATE_CODE = SharedTemplateCode()
 
 
 @pytest.fixture
@@ -103,6 +207,7 @@ def app(database_url: str, tmp_path: Path):
     """The Flask app on a freshly emptied database; CSRF is off except in the CSRF tests."""
     settings = Settings(GPUVET_INSTANCE_PATH=tmp_path / "instance", DATABASE_URL=database_url)
     flask_app = create_app(settings, TESTING=True, WTF_CSRF_ENABLED=False)
+    flask_app.jinja_env.bytecode_cache = TEMPLATE_CODE
     engine = flask_app.extensions["gpuvet.engine"]
     _empty_tables(engine)
     yield flask_app

@@ -18,7 +18,7 @@ def test_command_groups_registered(app):
 
 def test_nav_links_are_registered_once_and_in_order():
     endpoints = [item.endpoint for item in nav.NAV_ITEMS]
-    assert endpoints[:2] == ["web.providers", "web.provider_new"]
+    assert endpoints[:3] == ["web.dashboard", "web.providers", "web.provider_new"]
     assert len(endpoints) == len(set(endpoints))
     with pytest.raises(ValueError, match="registered twice"):
         nav.nav_item("web.providers", "again")

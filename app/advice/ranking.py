@@ -1043,6 +1043,7 @@ def _over_budget_texts(value: float, budget: float) -> tuple[str, str]:
 # Measured figures compared with the claim: (key, the claim, the Thresholds fields <kind>_pass, <kind>_warn).
 BELOW_CLAIM: tuple[tuple[str, Callable[[OfferFacts], Any], str], ...] = (
     ("intranet_gbps", lambda o: o.intranet_gbps, "bandwidth"),
+    ("rdma_gbps", lambda o: o.rdma_gbps if o.rdma_type != "none" else None, "bandwidth"),  # perftest
     ("public_mbps", lambda o: o.public_mbps, "bandwidth"),
     ("read_iops", lambda o: o.nominal_iops, "iops"),
 )

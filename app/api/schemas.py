@@ -98,6 +98,16 @@ class ProviderListParams(BaseModel):
     bandwidth_type: Optional[BandwidthType] = None
     storage_type: Optional[StorageType] = None
     status: Optional[ProviderStatus] = None
+    verdict: Optional[Literal["pass", "needs_review", "fail", "unchecked"]] = Field(
+        default=None, description="最近一次核查的结论；unchecked 为从未核查 (latest check run's verdict)"
+    )
+    checked: Optional[Literal["never", "stale"]] = Field(
+        default=None,
+        description="never：从未核查；stale：最近一次核查早于 stale_days 天 (never / checked long ago)",
+    )
+    stale_days: Optional[int] = Field(
+        default=None, ge=1, le=3650, description="checked=stale 的天数，默认 30 (days; default 30)"
+    )
     sort: Literal[tuple(SORTS)] = Field(  # type: ignore[valid-type]
         default=_DEFAULTS["sort"], description="排序；前缀 - 表示倒序 (sort key; - means descending)"
     )

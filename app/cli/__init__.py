@@ -23,3 +23,6 @@ def init_app(app: Flask) -> None:
                 raise RuntimeError(f"two command groups are named {value.name!r}")
     for group in groups.values():
         app.cli.add_command(group)
+    for module in import_submodules(__name__):  # single commands a module lists in COMMANDS (flask invite)
+        for command in getattr(module, "COMMANDS", ()):
+            app.cli.add_command(command)

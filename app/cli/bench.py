@@ -128,3 +128,12 @@ def upload_command(offer_id: int, file: Any, tool: str, path: str | None, note: 
         except ServiceError as exc:
             fail(exc)
         print_json(bench_uploads.upload_summary(session, run))
+
+
+@bench_group.command("refresh-figures")
+def refresh_figures_command() -> None:
+    """Rebuild the measured figures (bench_figure) of every stored run from its samples; print JSON."""
+    from app.services import bench_figures
+
+    with cli_session() as session:
+        print_json(bench_figures.refresh_all(session))

@@ -24,11 +24,14 @@ class InvitationStatus(StrEnum):
 class Invitation(SQLModel, table=True):
     """A link with an unguessable token that lets one provider fill in the questionnaire without an account.
 
-    Only the token's SHA-256 is stored. `answers` holds the provider's answers (draft or submitted) exactly
-    as saved, keyed by section; `review` holds the analyst's decision per item.
+    Only the token's SHA-256 is stored. `answers` holds the validated questionnaire
+    (app/services/disclosure_schema.Disclosure) once submitted; `draft` the form's raw text as last saved;
+    `review` holds the analyst's decision per item.
     """
 
     __tablename__ = "invitation"
+    __audited__ = True
+    __audit_skip__ = ("token_hash", "draft", "opened_at", "saved_at")
 
     id: Optional[int] = Field(default=None, primary_key=True)
     provider_id: Optional[int] = Field(
@@ -41,6 +44,8 @@ class Invitation(SQLModel, table=True):
     expires_at: datetime = Field(sa_type=sa.DateTime(timezone=True))
     answers: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     review: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    # The form's fields exactly as last saved (text, even when invalid), so an abandoned draft loses nothing.
+    draft: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     opened_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
     saved_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
     submitted_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))

@@ -51,8 +51,15 @@ def provider_inputs(session: Session, *, provider_id: int, today: date) -> dict[
             {**_dump(OfferPublic, offer), "datacenter_name": datacenters.get(offer.datacenter_id)}
             for offer in provider.offers
         ],
-        "sources": gather(session, provider),
+        "sources": {**gather(session, provider), "changes": _changes(session, provider.id, today)},
     }
+
+
+def _changes(session: Session, provider_id: int, today: date) -> dict[str, Any]:
+    """The change events since the provider's previous export from before `today` (issue 12), as a source."""
+    from app.services.compare_runs import changes_since_previous_export
+
+    return {"status": "ok", "data": plain(changes_since_previous_export(session, provider_id, today=today))}
 
 
 def canonical_json(data: Any) -> bytes:

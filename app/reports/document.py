@@ -20,6 +20,8 @@ SOURCE_LABELS = {
     "evidence": "src_evidence",
     "measurements": "src_measurements",
     "checklist": "src_checklist",
+    "changes": "src_changes",
+    "disclosure": "src_disclosure",
 }
 SEVERITY_ORDER = {"blocker": 0, "warning": 1, "info": 2}
 MAX_SERIES_CHARTS = 3  # throughput charts drawn at most (one per measured link)
@@ -372,6 +374,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("charts", "sec_charts"),
     ("checklist", "sec_checklist"),
     ("recommendations", "sec_recommendations"),
+    ("changes", "sec_changes"),
     ("appendix", "sec_appendix"),
 ]
 

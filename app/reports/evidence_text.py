@@ -140,6 +140,24 @@ def benchmark_lines(item: dict[str, Any], labels: Labels) -> list[str]:
     return parts
 
 
+def campaign_text(item: dict[str, Any], labels: Labels) -> str:
+    """'高峰测试 #2 · 晚高峰中位数：452 Mbit/s · 非高峰中位数：940 Mbit/s · 高峰 / 非高峰：48%（阈值 70%）'"""
+    sep, number = _sep(labels), item.get("campaign_id")
+    parts = [labels.pick(f"高峰测试 #{number}", f"peak-hour campaign #{number}")]
+    medians = (
+        ("peak_median", "晚高峰中位数", "peak median"),
+        ("offpeak_median", "非高峰中位数", "off-peak median"),
+    )
+    for key, zh, en in medians:
+        if item.get(key) is not None:
+            parts.append(f"{labels.pick(zh, en)}{sep}{_figure(item[key], 'Mbit/s')}")
+    share, threshold = item.get("share"), item.get("threshold")
+    if isinstance(share, (int, float)) and isinstance(threshold, (int, float)):
+        limit = labels.pick(f"（阈值 {threshold:.0%}）", f" (threshold {threshold:.0%})")
+        parts.append(f"{labels.pick('高峰 / 非高峰', 'peak / off-peak')}{sep}{share:.0%}{limit}")
+    return " · ".join(parts)
+
+
 def fact_lines(item: dict[str, Any], labels: Labels) -> list[str]:
     """Evidence without a URL as lines of labelled text (never a raw key: value dump)."""
     if item.get("kind") == "benchmark":
@@ -154,6 +172,8 @@ def fact_text(item: dict[str, Any], labels: Labels) -> str:
         return registry_text(item, labels)
     if kind == "benchmark":
         return " · ".join(benchmark_lines(item, labels))
+    if kind == "peak_campaign":
+        return campaign_text(item, labels)
     if kind == "fact_source":
         error = f"{_word(labels, 'error')}{_sep(labels)}{item['error']}" if item.get("error") else ""
         return " · ".join(

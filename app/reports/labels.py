@@ -176,6 +176,43 @@ TEXT: dict[str, tuple[str, str]] = {
     "src_evidence": ("证据", "Evidence"),
     "src_measurements": ("基准测试", "Benchmarks"),
     "src_checklist": ("检查清单", "Checklist"),
+    "src_changes": ("变化记录", "Change events"),
+    "sec_changes": ("自上次导出以来的变化", "Changes since the previous report"),
+    "changes_since": (
+        "自上一份报告 {number}（{when}）导出以来记录到的变化，按时间先后排列。",
+        "Changes recorded since the previous report {number} ({when}) was exported, oldest first.",
+    ),
+    "changes_first": (
+        "这是该供应商的第一份报告：以下为迄今记录到的全部变化，按时间先后排列。",
+        "This is the provider's first report: every change recorded so far, oldest first.",
+    ),
+    "changes_none": ("此期间没有记录到变化。", "No changes were recorded in this period."),
+    "changes_more": ("另有 {more} 条较早的变化未列出。", "{more} earlier change(s) are not listed."),
+    "change_when": ("记录时间", "Recorded"),
+    "change_what": ("变化", "Change"),
+    "src_disclosure": ("供应商尽调问卷", "Provider questionnaire"),
+    "sec_disclosure": ("供应商申报（尽调问卷）", "Declared by the provider (questionnaire)"),
+    "source_empty_disclosure": (
+        "尚无经审核并合并入登记簿的供应商尽调问卷。",
+        "No questionnaire from the provider has been reviewed and merged into the registry.",
+    ),
+    "declared_intro": (
+        "以下内容由供应商于 {date} 在尽调问卷 #{id} 中申报，经 {who} 审核后于 {merged} 合并入登记簿。"
+        "申报内容属供应商声明，须经核查、官方查询与实测验证。",
+        "The provider declared the following in questionnaire #{id} on {date}; {who} reviewed it and "
+        "merged it into the registry on {merged}. Declared values are the provider's claims, to be verified "
+        "by checks, official lookups and measurements.",
+    ),
+    "declared_item": ("项目", "Item"),
+    "declared_field": ("字段", "Field"),
+    "declared_value": ("申报内容", "Declared value"),
+    "disclosure_question": ("披露问题", "Disclosure question"),
+    "unanswered": ("未回答", "Unanswered"),
+    "verified_since": ("申报后的核验", "Verified since the declaration"),
+    "verified_counts": (
+        "资质核查 {checks} 次，官方查询 {lookups} 次，基准测试 {benches} 次。",
+        "{checks} credential check(s), {lookups} official lookup(s), {benches} benchmark run(s).",
+    ),
     "bench_runs": ("基准测试记录", "Benchmark runs"),
     "st_ok": ("有数据", "Has data"),
     "st_empty": ("暂无数据", "No data yet"),

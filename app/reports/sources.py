@@ -214,3 +214,12 @@ def _measurements(session: Session, provider: Any) -> dict[str, Any] | None:
         for run, server in sorted(latest.values(), key=lambda pair: pair[0].id)
     ]
     return measurements_from_runs(runs)
+
+
+# ---------------------------------------------------------------- provider disclosure (issue 14)
+@source("disclosure", module="app.services.disclosure_merge")
+def _disclosure(session: Session, provider: Any) -> dict[str, Any] | None:
+    """What the provider declared in its latest merged questionnaire, when, and what was verified since."""
+    from app.services.disclosure_merge import report_declaration
+
+    return report_declaration(session, provider_id=provider.id)

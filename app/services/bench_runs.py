@@ -84,6 +84,7 @@ def claims_of(offer: Offer | None) -> Claims:
         nominal_iops=offer.nominal_iops,
         gpu_model=offer.gpu_model,
         gpus_per_node=offer.gpus_per_node,
+        rdma_gbps=offer.rdma_gbps,
     )
 
 
@@ -457,19 +458,21 @@ def benchmarks_fact(session: Session, provider: Any) -> dict[str, Any] | None:
             .order_by(col(BenchRun.id).desc())
             .limit(1)
         ).all()
-        for run in runs:
-            latest.append(
-                {
-                    "run_id": run.id,
-                    "trial_server_id": server.id,
-                    "trial_server": server.name,
-                    "offer_id": run.offer_id,
-                    "suite": run.suite,
-                    "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-                    "comparisons": run.comparisons,
-                }
-            )
+        latest += [server_run_fact(server, run) for run in runs]
     from app.services.bench_uploads import fact_runs  # it imports this module
 
     latest += fact_runs(session, provider.id)  # outputs uploaded by analysts count as evidence too
     return {"runs": latest} if latest else None
+
+
+def server_run_fact(server: TrialServer, run: BenchRun) -> dict[str, Any]:
+    """The "benchmarks" fact entry of a trial server's latest finished run."""
+    return {
+        "run_id": run.id,
+        "trial_server_id": server.id,
+        "trial_server": server.name,
+        "offer_id": run.offer_id,
+        "suite": run.suite,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "comparisons": run.comparisons,
+    }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -341,6 +342,16 @@ def latest_uploads(session: Session, provider_id: int) -> list[BenchRun]:
         .where(BenchRun.provider_id == provider_id, BenchRun.state == RunState.succeeded)
         .order_by(col(BenchRun.id).desc())
     ).all()
+    return pick_latest_uploads(runs)
+
+
+def upload_fact_runs(runs: Sequence[BenchRun]) -> list[dict[str, Any]]:
+    """fact_runs over one provider's finished runs given newest first (see latest_uploads)."""
+    return [_fact_entry(run) for run in pick_latest_uploads(runs)]
+
+
+def pick_latest_uploads(runs: Sequence[BenchRun]) -> list[BenchRun]:
+    """latest_uploads' choice among one provider's finished runs given newest first."""
     executed_after: dict[int, set[str]] = {}  # per offer: the checks of executed runs newer than this one
     latest: dict[tuple[Any, ...], BenchRun] = {}
     superseded: set[int] = set()

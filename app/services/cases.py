@@ -6,7 +6,9 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, NamedTuple
+from itertools import groupby
+from operator import itemgetter
+from typing import Any
 from urllib.parse import urlsplit
 
 import sqlalchemy as sa
@@ -32,10 +34,10 @@ from app.models import AuditEntry, Certification, Datacenter, Licence, Offer, Pr
 from app.models.cases import ChecklistTick, ProcurementCase
 from app.models.checks import CheckRun, StoredFinding
 from app.models.enums import CertificationKind
-from app.models.trials import BenchRun, BenchStep, RunState
+from app.models.trials import BenchRun, RunState
+from app.services.bench_figures import figures_statement, time_reader, typed_value
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.versions import VersionedKind, check_version, commit_versioned
-from benchmarks.compare import offer_storage_type
 
 logger = logging.getLogger(__name__)
 
@@ -231,7 +233,7 @@ def _latest_check_ids() -> Any:
 def _latest_checks(session: Session) -> dict[int, Any]:
     """Each provider's most recent check run (id, provider, time: no ORM objects), in one statement."""
     columns = (col(CheckRun.id), col(CheckRun.provider_id), col(CheckRun.created_at))
-    rows = session.execute(sa.select(*columns).where(col(CheckRun.id).in_(_latest_check_ids())))
+    rows = session.connection().execute(sa.select(*columns).where(col(CheckRun.id).in_(_latest_check_ids())))
     return {row.provider_id: row for row in rows}
 
 
@@ -247,7 +249,7 @@ def _latest_findings(session: Session) -> dict[int, list[Any]]:
         .order_by(table.c.check_run_id, table.c.position)
     )
     found: dict[int, list[Any]] = {}
-    for row in session.execute(stmt):
+    for row in session.connection().execute(stmt):
         found.setdefault(row.provider_id, []).append(row)
     return found
 
@@ -349,7 +351,7 @@ def _offer_facts_of(
     facts: list[OfferFacts] = []
     pfacts: ProviderFacts | None = None
     no_measurements: dict[str, Measurement] = {}
-    for row in session.execute(_offers_statement()):
+    for row in session.connection().execute(_offers_statement()).all():
         values = dict(zip(OFFER_FIELDS, row, strict=True))
         provider_id = values.pop("provider_id")
         if pfacts is None or pfacts.id != provider_id:
@@ -432,7 +434,7 @@ def _table_rows(session: Session, model: Any, columns: tuple[str, ...] | None = 
     """Every row of a model's table (or `columns` of it) as plain rows in id order (no ORM objects)."""
     table = model.__table__
     selected = [table.c[name] for name in columns] if columns else [table]
-    return list(session.execute(sa.select(*selected).order_by(table.c.id)))
+    return session.connection().execute(sa.select(*selected).order_by(table.c.id)).all()
 
 
 def _registry_rows(session: Session) -> dict[int, dict[str, list[Any]]]:
@@ -446,23 +448,6 @@ def _registry_rows(session: Session) -> dict[int, dict[str, list[Any]]]:
 
 # ---------------------------------------------------------------- measurements from benchmark runs
 RUNS_PER_OFFER = 3  # the latest successful runs of an offer that may supply its figures
-MIB_TO_MB = 2**20 / 1e6
-RUN_COLUMNS = ("id", "offer_id", "created_at", "finished_at", "claims", "comparisons", "origin")
-Figures = dict[str, tuple[Any, str, str]]
-
-
-class StoredSample(NamedTuple):
-    """What the figures read of a stored sample (lighter than rebuilding a benchmarks Sample)."""
-
-    value: Any
-    metadata: dict[str, Any]
-
-
-Samples = dict[str, list[StoredSample]]  # by metric
-
-
-def _run_time(run: Any) -> datetime:
-    return run.finished_at or run.created_at
 
 
 def _recent_run_ids() -> Any:
@@ -481,150 +466,57 @@ def _recent_run_ids() -> Any:
     return select(ranked.c.id).where(ranked.c.n <= RUNS_PER_OFFER)
 
 
-def _recent_runs(session: Session) -> tuple[list[Any], dict[int, list[dict[str, Any]]]]:
-    """The recent successful runs of every offer and their samples, in two statements."""
-    recent = _recent_run_ids()
-    table: Any = BenchRun.__table__
-    columns = [table.c[name] for name in RUN_COLUMNS if name in table.c]
-    runs = list(session.execute(sa.select(*columns).where(table.c.id.in_(recent))))
-    samples: dict[int, list[dict[str, Any]]] = {}
-    steps = select(BenchStep.run_id, BenchStep.samples).where(col(BenchStep.run_id).in_(recent))
-    for run_id, step_samples in session.exec(steps).all():
-        samples.setdefault(run_id, []).extend(step_samples or [])
-    return runs, samples
-
-
-def _preference(run: Any, stale_before: date) -> tuple[bool, bool, datetime, int]:
+def _preference(row: Any, stale_before: date) -> tuple[bool, bool, datetime, int]:
     """Fresh before stale; within an age band a run gpuvet executed before an uploaded one; then newest."""
-    executed = getattr(run, "origin", "executed") != "uploaded"
-    at = _run_time(run)
-    return at.date() >= stale_before, executed, at.replace(tzinfo=None), run.id or 0
+    at = row[-1]
+    return at.date() >= stale_before, row[7] != "uploaded", at.replace(tzinfo=None), row[6]
 
 
 def offer_measurements(
     session: Session, *, today: date, run_link: Callable[[int], str | None] | None = None
 ) -> dict[int, dict[str, Measurement]]:
-    """Measured figures per offer id: each figure from the most trusted recent run that measured it."""
+    """Measured figures per offer id: each figure from the most trusted recent run that measured it.
+
+    One statement over the bench_figure columns of the recent runs: no sample JSON is decoded.
+    """
     stale_before = today - timedelta(days=evidence_settings()["stale_after_days"])
-    runs, samples = _recent_runs(session)
-    by_offer: dict[int, list[Any]] = {}
-    for run in runs:
-        by_offer.setdefault(run.offer_id, []).append(run)  # type: ignore[arg-type]
+    connection = session.connection()
+    read_time = time_reader(connection.dialect)
+    rows = [
+        (*row[:-1], read_time(row[-1]))
+        for row in connection.execute(figures_statement(_recent_run_ids(), connection.dialect))
+    ]
+    links: dict[int, str | None] = {}
     measured: dict[int, dict[str, Measurement]] = {}
-    for offer_id, offer_runs in by_offer.items():
-        offer_runs.sort(key=lambda run: _preference(run, stale_before), reverse=True)
+    for offer_id, group in groupby(rows, key=itemgetter(0)):
+        offer_rows = list(group)
+        first_run = offer_rows[0][6]
+        if any(row[6] != first_run for row in offer_rows):  # several runs: the most trusted one first
+            offer_rows.sort(key=lambda row: _preference(row, stale_before), reverse=True)
         figures: dict[str, Measurement] = {}
-        for run in offer_runs:
-            link = run_link(run.id) if run_link else None  # type: ignore[arg-type]
-            origin = getattr(run, "origin", "executed")
-            for key, (value, unit, note) in run_figures(samples.get(run.id, []), run).items():  # type: ignore[arg-type]
-                if key not in figures:
-                    figures[key] = Measurement(
-                        value, unit, MEASURED, link, _run_time(run), note, run.id, origin
-                    )
-        if figures:
-            measured[offer_id] = figures
+        for _offer, key, number, text, unit, note, run_id, origin, at in offer_rows:
+            if key in figures:
+                continue
+            link = links.get(run_id, MISSING)
+            if link is MISSING:
+                link = links[run_id] = run_link(run_id) if run_link else None
+            figures[key] = Measurement.of(
+                {
+                    "value": typed_value(key, number, text),
+                    "unit": unit,
+                    "source": MEASURED,
+                    "link": link,
+                    "at": at,
+                    "note": note,
+                    "run_id": run_id,
+                    "origin": origin or "executed",
+                }
+            )
+        measured[offer_id] = figures
     return measured
 
 
-# The sample metrics the figures below are read from.
-FIGURE_METRICS = frozenset(
-    {"throughput", "storage_class", "read_iops", "write_effective_bandwidth", "gpu", "gpu_count", "rtt_avg"}
-)
-
-
-def run_figures(stored: list[dict[str, Any]], run: Any) -> Figures:
-    """The figures the ranking reads (ranking.FIGURES vocabulary) from one run's samples and comparisons."""
-    samples: Samples = {}
-    for data in stored:
-        if data["metric"] in FIGURE_METRICS:  # a run holds many more samples than the figures read
-            samples.setdefault(data["metric"], []).append(
-                StoredSample(data["value"], data.get("metadata") or {})
-            )
-    figures: Figures = {}
-    _throughput_figures(samples, figures)
-    _storage_figures(samples, run.claims or {}, figures)
-    _gpu_figures(samples, figures)
-    _rtt_figures(samples, figures)
-    _bandwidth_type(run.comparisons or [], figures)
-    return figures
-
-
-def _of(samples: Samples, metric: str, **metadata: Any) -> list[StoredSample]:
-    if not metadata:
-        return samples.get(metric, [])
-    return [
-        sample
-        for sample in samples.get(metric, ())
-        if all(sample.metadata.get(key) == value for key, value in metadata.items())
-    ]
-
-
-THROUGHPUT_PATHS = (("intranet", "intranet_gbps", 1000.0, "Gbps"), ("public", "public_mbps", 1.0, "Mbps"))
-
-
-def _throughput_figures(samples: Samples, figures: Figures) -> None:
-    """The best single throughput test of each path (stability repeats are judged separately)."""
-    for path, key, scale, unit in THROUGHPUT_PATHS:
-        tests = [
-            sample
-            for sample in _of(samples, "throughput", path=path)
-            if sample.metadata.get("purpose", "throughput") == "throughput"
-        ]
-        if tests:
-            top = max(tests, key=lambda sample: float(sample.value))
-            note = f"iperf3 {top.metadata.get('step', '')}, {top.metadata.get('streams') or 1} stream(s)"
-            figures[key] = (round(float(top.value) / scale, 3), unit, note)
-
-
-def _storage_figures(samples: Samples, claims: dict[str, Any], figures: Figures) -> None:
-    detected = _of(samples, "storage_class")
-    kind = offer_storage_type(str(detected[0].value), claims.get("storage_type")) if detected else None
-    if kind is not None:
-        figures["storage_type"] = (kind, "", str(detected[0].metadata.get("reason", "")))
-    iops = _of(samples, "read_iops")
-    if iops:
-        figures["read_iops"] = (
-            round(sum(float(s.value) for s in iops) / len(iops)),
-            "IOPS",
-            "fio 4k randread",
-        )
-    writes = _of(samples, "write_effective_bandwidth")
-    if writes:
-        mib = sum(float(s.value) for s in writes) / len(writes)
-        figures["write_mb_s"] = (round(mib * MIB_TO_MB, 1), "MB/s", "fio 1 MiB writes with fsync")
-
-
-def _gpu_figures(samples: Samples, figures: Figures) -> None:
-    names = sorted({str(sample.value) for sample in _of(samples, "gpu")})
-    if names:
-        figures["gpu_model"] = (", ".join(names), "", "nvidia-smi")
-    counts = [s for s in _of(samples, "gpu_count") if s.metadata.get("nvidia_smi") != "not installed"]
-    if counts:  # a server without nvidia-smi measured nothing about its GPUs (the run's comparison says so)
-        note = str(counts[0].metadata.get("nvidia_smi") or "nvidia-smi")
-        figures["gpu_count"] = (int(float(counts[0].value)), "GPUs", note)
-
-
-RTT_PATHS = (
-    ("gpuvet->target", "rtt_ms", "ping from the gpuvet host"),
-    ("target->peer", "intranet_rtt_ms", "ping from the target to its peer"),
-)
-
-
-def _rtt_figures(samples: Samples, figures: Figures) -> None:
-    for path, key, note in RTT_PATHS:
-        found = _of(samples, "rtt_avg", path=path)
-        if found:
-            figures[key] = (round(float(found[0].value), 2), "ms", note)
-
-
-def _bandwidth_type(comparisons: list[dict[str, Any]], figures: Figures) -> None:
-    """Steady repeated throughput behaves as dedicated; large swings behave like shared bandwidth."""
-    for comparison in comparisons:
-        if comparison.get("check") == "stability" and comparison.get("verdict") in ("pass", "warn", "fail"):
-            steady = comparison["verdict"] == "pass"
-            note = "steady under repeated tests" if steady else "behaves like shared bandwidth"
-            figures["bandwidth_type"] = ("dedicated" if steady else "shared", "", note)
+MISSING: Any = object()
 
 
 # ---------------------------------------------------------------- freshness

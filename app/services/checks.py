@@ -67,7 +67,13 @@ def evaluate(session: Session, *, provider_id: int, today: date | None = None) -
     """Run every rule on one provider (no network: facts come from stored data) without storing."""
     provider = get_provider(session, provider_id=provider_id)
     facts, fact_errors = gather_facts_with_errors(session, provider)
-    today = today or date.today()
+    return evaluate_loaded(provider, facts, fact_errors, today or date.today())
+
+
+def evaluate_loaded(
+    provider: Provider, facts: dict[str, Any], fact_errors: dict[str, str], today: date
+) -> Evaluation:
+    """Run every rule on a loaded provider with its gathered facts (what evaluate and batches share)."""
     context = RuleContext(provider=provider, today=today, knowledge=load_knowledge(), facts=facts)
     findings = run_rules(context)
     findings += [_fact_error_finding(name, error) for name, error in sorted(fact_errors.items())]
@@ -83,50 +89,64 @@ def evaluate(session: Session, *, provider_id: int, today: date | None = None) -
     )
 
 
-def _stored(finding: Finding, *, run: CheckRun, position: int) -> StoredFinding:
+def finding_row(finding: Finding, *, check_run_id: int, provider_id: int, position: int) -> dict[str, Any]:
+    """The stored_finding column values of one finding of a run."""
     entry = RULES.get(finding.rule_id)
+    return {
+        "check_run_id": check_run_id,
+        "provider_id": provider_id,
+        "position": position,
+        "rule_id": finding.rule_id,
+        "red_flag": entry.red_flag if entry else None,
+        "severity": finding.severity.value,
+        "subject": finding.subject[:80],
+        "message_zh": finding.message_zh,
+        "message_en": finding.message_en,
+        "how_to_verify_zh": finding.how_to_verify_zh,
+        "how_to_verify_en": finding.how_to_verify_en,
+        "evidence": list(finding.evidence),
+    }
+
+
+def _stored(finding: Finding, *, run: CheckRun, position: int) -> StoredFinding:
     return StoredFinding(
-        check_run_id=run.id,
-        provider_id=run.provider_id,
-        position=position,
-        rule_id=finding.rule_id,
-        red_flag=entry.red_flag if entry else None,
-        severity=finding.severity.value,
-        subject=finding.subject[:80],
-        message_zh=finding.message_zh,
-        message_en=finding.message_en,
-        how_to_verify_zh=finding.how_to_verify_zh,
-        how_to_verify_en=finding.how_to_verify_en,
-        evidence=list(finding.evidence),
+        **finding_row(finding, check_run_id=run.id, provider_id=run.provider_id, position=position)
     )
+
+
+def run_row(evaluation: Evaluation, *, actor: tuple[int | None, str], job_id: int | None) -> dict[str, Any]:
+    """The check_run column values of one evaluation (all but id and created_at)."""
+    counts = {severity: 0 for severity in Severity}
+    for finding in evaluation.findings:
+        counts[finding.severity] += 1
+    return {
+        "provider_id": evaluation.provider.id,
+        "verdict": evaluation.verdict.value,
+        "blockers": counts[Severity.blocker],
+        "warnings": counts[Severity.warning],
+        "infos": counts[Severity.info],
+        "checked_on": evaluation.today,
+        "provider_version": evaluation.provider.version,
+        "rules_version": evaluation.rules_version,
+        "rule_ids": evaluation.rule_ids,
+        "fact_names": evaluation.fact_names,
+        "fact_errors": evaluation.fact_errors,
+        "job_id": job_id,
+        "created_by_id": actor[0],
+        "created_by_name": actor[1],
+    }
+
+
+def session_actor(session: Session, user: Any = None) -> tuple[int | None, str]:
+    """Who a stored run is by: the user given, else the session's actor (a job's creator), else system."""
+    return (user.id, user.username) if user is not None else session.info.get("actor", (None, "system"))
 
 
 def store_evaluation(
     session: Session, evaluation: Evaluation, *, user: Any = None, job_id: int | None = None
 ) -> CheckRun:
     """Store one evaluation as a CheckRun with its findings and commit."""
-    actor_id, actor_name = (
-        (user.id, user.username) if user is not None else session.info.get("actor", (None, "system"))
-    )
-    counts = {severity: 0 for severity in Severity}
-    for finding in evaluation.findings:
-        counts[finding.severity] += 1
-    run = CheckRun(
-        provider_id=evaluation.provider.id,
-        verdict=evaluation.verdict.value,
-        blockers=counts[Severity.blocker],
-        warnings=counts[Severity.warning],
-        infos=counts[Severity.info],
-        checked_on=evaluation.today,
-        provider_version=evaluation.provider.version,
-        rules_version=evaluation.rules_version,
-        rule_ids=evaluation.rule_ids,
-        fact_names=evaluation.fact_names,
-        fact_errors=evaluation.fact_errors,
-        job_id=job_id,
-        created_by_id=actor_id,
-        created_by_name=actor_name,
-    )
+    run = CheckRun(**run_row(evaluation, actor=session_actor(session, user), job_id=job_id))
     session.add(run)
     session.flush()
     session.add_all(
@@ -408,7 +428,7 @@ def findings_overview(session: Session, *, query: OverviewQuery) -> OverviewPage
 def check_all_job(
     session: Session, job: Any, *, only_unchecked: bool = False, today: str | None = None
 ) -> dict[str, Any]:
-    """Job kind "vetting.check_all": run_check on every provider (or those never checked), with progress.
+    """Job kind "vetting.check_all": check every provider (or those never checked) in batches, with progress.
 
     `today` (YYYY-MM-DD) is the day the rules compare dates with (the daily schedule's period); default today.
     """
@@ -417,12 +437,14 @@ def check_all_job(
         stmt = stmt.where(~select(CheckRun.id).where(CheckRun.provider_id == Provider.id).exists())
     provider_ids = list(session.exec(stmt).all())
     day = date.fromisoformat(today) if today else None
-    verdicts: dict[str, int] = {}
-    for index, provider_id in enumerate(provider_ids):
+    from app.services.check_batch import check_providers  # it builds on this module
+
+    def before_chunk(done: int) -> None:
         if job_cancelled(session, job):
-            raise JobCancelled(_("已在核查 %(done)s/%(total)s 家后取消", done=index, total=len(provider_ids)))
-        report_progress(session, job, done=index, total=len(provider_ids), current=f"provider {provider_id}")
-        run = run_check(session, provider_id=provider_id, job_id=job.id, today=day)
-        verdicts[run.verdict] = verdicts.get(run.verdict, 0) + 1
+            raise JobCancelled(_("已在核查 %(done)s/%(total)s 家后取消", done=done, total=len(provider_ids)))
+        current = f"provider {provider_ids[done]}"
+        report_progress(session, job, done=done, total=len(provider_ids), current=current)
+
+    batch = check_providers(session, provider_ids, today=day, job_id=job.id, before_chunk=before_chunk)
     report_progress(session, job, done=len(provider_ids), total=len(provider_ids), current="")
-    return {"checked": len(provider_ids), "verdicts": verdicts}
+    return {"checked": batch.runs, "verdicts": batch.verdicts}

@@ -47,6 +47,7 @@ PURPOSES: dict[str, tuple[str, str]] = {
     "licence_query": ("许可证系统：查询结果", "licence system: query result"),
     CAPTCHA_IMAGE: ("验证码图片", "captcha image"),
     "lookup_manual": ("人工查询截图", "lookup recorded by hand: screenshot"),
+    "disclosure": ("供应商上传（尽调问卷）", "uploaded by the provider (questionnaire)"),
 }
 
 
@@ -387,7 +388,12 @@ def footer_facts(session: Session, provider_id: int) -> dict[str, Any] | None:
     home = _latest_home(session, provider_id)
     if home is None:
         return None
-    pages = _footer_pages(session, home)
+    return footer_fact_of(_footer_pages(session, home))
+
+
+def footer_fact_of(pages: list[Evidence]) -> dict[str, Any]:
+    """The "footer" fact built from a scrape's stored pages (home first, then the pages it followed)."""
+    home = pages[0]
     refs = [evidence_ref(page) for page in pages]
     if home.error or not home.extracted:
         return {

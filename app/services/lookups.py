@@ -508,10 +508,15 @@ def lookup_facts(session: Session, *, provider_id: int, kind: LookupKind) -> dic
     )
     if lookup is None:
         return None
-    refs = []
+    row = None
     if lookup.result_evidence_id is not None:
         row = evidence_service.get_evidence(session, evidence_id=lookup.result_evidence_id, with_body=False)
-        refs.append(evidence_service.evidence_ref(row))
+    return lookup_fact_of(lookup, row)
+
+
+def lookup_fact_of(lookup: Lookup, result: Any) -> dict[str, Any]:
+    """The lookup fact of one stored lookup and its result evidence (None when it has none)."""
+    refs = [evidence_service.evidence_ref(result)] if result is not None else []
     completed = aware(lookup.completed_at)
     fact: dict[str, Any] = {
         "lookup_id": lookup.id,

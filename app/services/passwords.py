@@ -16,6 +16,8 @@ MAX_LENGTH = 128
 MIN_SCORE = 3
 # zxcvbn refuses longer input; a passphrase longer than this is judged by its start.
 SCORED_PREFIX = 72
+# Werkzeug's default. Test-only setting: tests/conftest.py lowers it, as every test user costs a hash.
+HASH_METHOD = "scrypt"
 
 
 def _refuse(message: str) -> InvalidInput:
@@ -57,12 +59,12 @@ def check_policy(password: str, *, username: str) -> None:
 
 def hash_password(password: str) -> str:
     """Salted hash of a password for storage."""
-    return generate_password_hash(password)
+    return generate_password_hash(password, method=HASH_METHOD)
 
 
 @functools.cache
 def _dummy_hash() -> str:
-    return generate_password_hash(secrets.token_urlsafe(16))
+    return generate_password_hash(secrets.token_urlsafe(16), method=HASH_METHOD)
 
 
 def verify(password_hash: str | None, password: str) -> bool:

@@ -144,6 +144,9 @@ class ProviderQuery(BaseModel):
     bandwidth_type: str | None = None
     storage_type: str | None = None
     status: str | None = None
+    verdict: str | None = None  # the latest check run's verdict, or "unchecked"
+    checked: str | None = None  # "never", or "stale": the latest check is older than stale_days
+    stale_days: int | None = None
     sort: str = "name"
     page: int = 1
     per_page: int = 20
@@ -188,6 +191,8 @@ def parse_query(params: dict[str, Any]) -> ProviderQuery:
         "bandwidth_type": [e.value for e in BandwidthType],
         "storage_type": [e.value for e in StorageType],
         "status": [e.value for e in ProviderStatus],
+        "verdict": ["pass", "needs_review", "fail", "unchecked"],
+        "checked": ["never", "stale"],
         "sort": list(SORTS),
     }
     for key, values in allowed.items():
@@ -208,6 +213,8 @@ def parse_query(params: dict[str, Any]) -> ProviderQuery:
             errors.append(FieldError("page", _("页码须为 1-%(most)s", most=MAX_PAGE)))
         if not 1 <= query.per_page <= 100:
             errors.append(FieldError("per_page", _("每页 1-100 条")))
+        if query.stale_days is not None and not 1 <= query.stale_days <= 3650:
+            errors.append(FieldError("stale_days", _("须为 %(low)s-%(high)s 的整数", low=1, high=3650)))
     if errors:
         raise InvalidInput(errors)
     return query
@@ -244,6 +251,13 @@ def _filtered(query: ProviderQuery) -> Any:
         stmt = stmt.where(_search_condition(query.q.strip()))
     if query.status:
         stmt = stmt.where(Provider.status == query.status)
+    if query.verdict or query.checked:  # the latest check run's verdict and age (app.services.dashboard)
+        from app.services.dashboard import DEFAULT_STALE_DAYS, checked_condition, verdict_condition
+
+        if query.verdict:
+            stmt = stmt.where(verdict_condition(query.verdict))
+        if query.checked:
+            stmt = stmt.where(checked_condition(query.checked, query.stale_days or DEFAULT_STALE_DAYS))
     if query.province:
         in_datacenter = (
             select(Datacenter.id)

@@ -65,7 +65,10 @@ def _claim(session: Session, schedule: Schedule, period: str) -> ScheduleRun | N
 
 def tick(session: Session, now: datetime | None = None) -> list[Job]:
     """Start every schedule whose latest due period has not been started; returns the jobs queued."""
-    local_now = localtime.to_local(now or current_time())
+    from app.services import campaigns
+
+    now = now or current_time()
+    local_now = localtime.to_local(now)
     started = []
     for schedule in SCHEDULES:
         period = schedule.latest_due(local_now)
@@ -77,6 +80,7 @@ def tick(session: Session, now: datetime | None = None) -> list[Job]:
         session.add(claimed)
         session.commit()
         started.append(job)
+    started += campaigns.tick(session, now)  # peak-hour campaign windows that are due
     return started
 
 
@@ -120,7 +124,7 @@ def footers_job(session: Session, job: Any, *, period: str) -> dict[str, Any]:
     """Queue a footer scrape for every provider with a website (each one keeps its evidence as usual)."""
     queued: list[int] = []
     websites = dict(
-        session.exec(select(Provider.id, Provider.website).where(col(Provider.website).is_not(None)))
+        session.exec(select(Provider.id, Provider.website).where(col(Provider.website).is_not(None))).all()
     )
 
     def scrape(provider_id: int) -> None:

@@ -17,6 +17,7 @@ from app.db import insert_new_rows
 from app.models.checks import CheckRun, StoredFinding
 from app.models.provider import Certification, Licence
 from app.models.watch import ChangeEvent
+from app.services.notify_dispatch import notify_new_events
 
 EXPIRY_THRESHOLDS = (90, 30, 7)  # days before expiry; each crossed once, then "expired"
 VERDICT_NAMES = {
@@ -216,12 +217,15 @@ def watch_expiry(session: Session, *, today: date, thresholds: Sequence[int] = E
 
 def store_events(
     session: Session,
-    rows: Sequence[tuple[int, EventDraft, str]],
+    rows: Sequence[tuple[int, EventDraft, str] | tuple[int, EventDraft, str, int | None, date]],
     *,
-    occurred_on: date,
+    occurred_on: date | None = None,
     check_run_id: int | None = None,
 ) -> int:
-    """Insert (provider id, draft, dedupe key) rows, skipping stored keys; returns how many were new."""
+    """Insert (provider id, draft, dedupe key) rows, skipping stored keys; returns how many were new.
+
+    A row may carry its own check run id and day (provider id, draft, key, run id, day): a batch of runs.
+    """
     if not rows:
         return 0
     values = [
@@ -234,13 +238,14 @@ def store_events(
             "message_zh": draft.message_zh,
             "message_en": draft.message_en,
             "details": draft.details,
-            "check_run_id": check_run_id,
-            "occurred_on": occurred_on,
+            "check_run_id": own[0] if own else check_run_id,
+            "occurred_on": own[1] if own else occurred_on,
         }
-        for provider_id, draft, key in rows
+        for provider_id, draft, key, *own in rows
     ]
     inserted = insert_new_rows(session, ChangeEvent.__table__, values, unique=["dedupe_key"])
     session.commit()
+    notify_new_events(session, inserted)  # after the commit; never raises into the check
     return len(inserted)
 
 

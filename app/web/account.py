@@ -41,7 +41,7 @@ def login() -> Any:
     """Show the login form; on a good password start a session and go to `next`."""
     next_url = request.values.get("next", "")
     if current_user.is_authenticated and request.method == "GET":
-        return redirect(safe_next(next_url, url_for("web.providers")))
+        return redirect(safe_next(next_url, url_for("web.dashboard")))
     if request.method == "POST":
         return _login_post(request.form.get("username", ""), next_url)
     return render_template("login.html", username="", next_url=next_url)
@@ -73,7 +73,7 @@ def _login_post(username: str, next_url: str) -> Any:
     login_user(user)
     remember_session_version(user)
     flash(_("欢迎，%(name)s", name=user.username), "success")
-    return redirect(safe_next(next_url, url_for("web.providers")))
+    return redirect(safe_next(next_url, url_for("web.dashboard")))
 
 
 def _account_page(errors: list[str], status: int = 200, headers: dict | None = None) -> Any:

@@ -71,7 +71,7 @@ def subject_label(subject: str) -> str:
         found = labels.GROUPS[group].get(subject)
         if found is not None:
             return str(found)
-    return subject
+    return subject.replace("->", " → ")  # a pair of nodes of a multi-node run
 
 
 def readable(text: str) -> str:
@@ -139,9 +139,10 @@ def shown_state(run: BenchRun, job: Job | None) -> str:
 
 def step_row(step: BenchStep) -> dict[str, Any]:
     """One step as the page and the poller show it."""
+    ends = (step.options or {}).get("from"), (step.options or {}).get("to")  # a pair of a multi-node run
     return {
         "step": step.step,
-        "label": str(labels.label(step.step, "bench_step")),
+        "label": f"{ends[0]} → {ends[1]}" if all(ends) else str(labels.label(step.step, "bench_step")),
         "status": step.status,
         "status_label": str(labels.label(step.status, "step_status")),
         "colour": labels.STEP_STATUS_COLOUR.get(step.status, "secondary"),

@@ -191,6 +191,10 @@ def evidence_refs(items: Any) -> list[EvidenceRef]:
             shown.append(_registry_ref(item))
         elif item.get("kind") == "benchmark":
             shown.append(_benchmark_ref(item))
+        elif item.get("kind") == "peak_campaign":
+            from app.web.campaigns import campaign_ref
+
+            shown.append(campaign_ref(item))
         else:
             shown.append(_other_ref(item))
     return shown

@@ -216,6 +216,10 @@ def _describe(entry: Any, context: dict[str, Any]) -> list[Change]:
         return _column_changes(changes, SERVER_COLUMNS, extra)
     if entry.entity == "export_record":
         return _column_changes(changes, EXPORT_COLUMNS, {})
+    if entry.entity == "invitation":  # issue 14: answers and decisions are read on the review page
+        from app.web.invitations import invitation_changes
+
+        return invitation_changes(entry.action, changes)
     return [
         Change(labels.field_label(name), labels.value_label(name, before), labels.value_label(name, after))
         for name, before, after in labels.ordered_changes(changes, entry.entity)

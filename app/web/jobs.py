@@ -155,13 +155,50 @@ def job_list() -> Any:
     page = request.args.get("page", "1")
     page_number = parse_id(page, 100_000) or 1
     session = get_session()
-    rows = jobs.recent_jobs(session, limit=PER_PAGE + 1, offset=(page_number - 1) * PER_PAGE)
-    return render_template(
+    filters, errors, kept = job_filters(request.args)
+    rows = jobs.recent_jobs(
+        session,
+        states=LIST_STATES.get(filters["state"] or "", ()),
+        since=datetime.now(UTC) - timedelta(days=filters["days"]) if filters["days"] else None,
+        limit=PER_PAGE + 1,
+        offset=(page_number - 1) * PER_PAGE,
+    )
+    html = render_template(
         "jobs/list.html",
         jobs=[{**job_view(job), "subjects": job_fields.subjects(session, job)} for job in rows[:PER_PAGE]],
         page=page_number,
         has_next=len(rows) > PER_PAGE,
+        filters=filters,
+        errors=errors,
+        kept=kept,
+        state_filters=STATE_FILTERS,
     )
+    return html, (422 if errors else 200)
+
+
+# The list's state filter: one state, or "active" (queued or running).
+STATE_FILTERS = {"active": _l("排队或运行中"), **{state.value: text for state, text in STATE_LABELS.items()}}
+LIST_STATES = {"active": (JobState.queued.value, JobState.running.value)} | {
+    state.value: (state.value,) for state in JobState
+}
+
+
+def job_filters(args: Any) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, str]]:
+    """The job list's filters (state, days), errors by parameter, and the valid ones to keep in links."""
+    from app.services.dashboard_lists import choice, parse_filters, whole_number
+
+    values, problems = parse_filters(
+        args,
+        {
+            "state": lambda params, name: choice(params, name, tuple(LIST_STATES)),
+            "days": lambda params, name: whole_number(params, name, high=3650),
+        },
+    )
+    errors: dict[str, list[str]] = {}
+    for problem in problems:
+        errors.setdefault(problem.field, []).append(problem.message)
+    kept = {key: str(value) for key, value in values.items() if value}
+    return values, errors, kept
 
 
 @bp.get("/jobs/<int:job_id>")

@@ -112,6 +112,7 @@ AUDIT_ACTION = {
     "create": lazy_pgettext("audit", "新建"),
     "update": lazy_pgettext("audit", "修改"),
     "delete": lazy_pgettext("audit", "删除"),
+    "declare": _l("供应商申报"),
 }
 
 ENTITY = {
@@ -126,7 +127,11 @@ ENTITY = {
     "checklist_tick": _l("核查清单勾选"),
     "trial_server": _l("试用服务器"),
     "export_record": _l("报告导出"),
+    "invitation": _l("尽调问卷"),
     "lookup": _l("官方查询"),
+    "provider_watch": _l("关注"),
+    "notify_settings": _l("通知设置"),
+    "webhook": _l("回调地址"),
 }
 
 # Collections of a provider, as used in URLs and service calls.
@@ -139,6 +144,9 @@ COLLECTION = {
 }
 
 FIELD = {
+    # a merged disclosure questionnaire (app/services/disclosure_merge.py, audit trail)
+    "declared_on": _l("供应商申报日期"),
+    "invitation_id": _l("尽调问卷编号"),
     # official lookup recorded by hand (app/services/manual_lookups.py, audit trail)
     "query": _l("查询名称"),
     "found": _l("查到记录"),
@@ -249,6 +257,7 @@ BENCH_CHECK = {
     "collective": _l("多卡通信带宽"),
     "dataload": _l("小文件读取"),
     "matrix": _l("节点间带宽矩阵"),
+    "rdma": _l("RDMA 带宽"),
 }
 
 # The figures a case ranks an offer on (app.advice.ranking.FIGURES and measured extras).
@@ -281,6 +290,7 @@ BENCH_SUITE = {
     "stability": _l("稳定性测试"),
     "gpu": _l("GPU 测试"),
     "custom": _l("自定义测试"),
+    "matrix": _l("多节点测试"),
     "upload": _l("上传的输出"),
 }
 
@@ -298,6 +308,7 @@ BENCH_STEP = {
     "collective": _l("多卡通信（all-reduce）"),
     "dataload": _l("数据加载"),
     "rdma": _l("RDMA"),
+    "collective_cluster": _l("跨节点 all-reduce"),
     "stability": _l("重复带宽测试"),
     "upload": _l("上传的输出"),
 }

@@ -30,7 +30,10 @@ from app.web.forms import (
 from app.web.nav import nav_item
 
 # Query-string keys the list page understands (kept in pagination links).
-LIST_KEYS = ("q", "province", "gpu_model", "bandwidth_type", "storage_type", "status", "sort", "per_page")
+LIST_KEYS = (
+    *("q", "province", "gpu_model", "bandwidth_type", "storage_type", "status"),
+    *("verdict", "checked", "stale_days", "sort", "per_page"),
+)
 SORT_LABELS = {
     "name": _l("名称 A→Z"),
     "-name": _l("名称 Z→A"),
@@ -41,10 +44,23 @@ SORT_LABELS = {
 }
 
 
+VERDICT_FILTERS = {
+    "fail": _l("不通过"),
+    "needs_review": _l("需复核"),
+    "pass": _l("通过"),
+    "unchecked": _l("未核查"),
+}
+CHECKED_FILTERS = {"never": _l("从未核查"), "stale": _l("久未核查")}
+
+
 def _list_query() -> tuple[service.ProviderQuery, list[FieldError]]:
     """The list query from the URL; invalid parameters are dropped and reported."""
     params = {key: value for key, value in request.args.items() if key in (*LIST_KEYS, "page")}
     params.setdefault("per_page", current_app.config.get("PAGE_SIZE", 20))
+    if params.get("checked") == "stale" and not params.get("stale_days"):
+        from app.web.dashboard import configured_stale_days
+
+        params["stale_days"] = configured_stale_days()
     try:
         return service.parse_query(params), []
     except InvalidInput as exc:
@@ -74,7 +90,6 @@ nav_item("web.providers", _l("供应商列表"), order=10, active=("web.provider
 nav_item("web.provider_new", _l("新建供应商"), role=Role.analyst, order=20)
 
 
-@bp.get("/")
 @bp.get("/providers")
 @role_required(Role.viewer)
 def providers() -> Any:
@@ -100,6 +115,8 @@ def providers() -> Any:
         kept=kept,
         provinces=PROVINCES,
         sorts=SORT_LABELS,
+        verdict_filters=VERDICT_FILTERS,
+        checked_filters=CHECKED_FILTERS,
         active_filters=any(filters[key] for key in LIST_KEYS if key not in ("sort", "per_page")),
     )
     return html, (422 if errors else 200)

@@ -1,4 +1,5 @@
-"""RDMA: the adapter inventory (`ibv_devinfo [-v]`) and perftest results (ib_write_bw, ib_read_lat ...).
+"""RDMA: the adapter inventory (`ibv_devinfo [-v]`), perftest results (ib_write_bw, ib_read_lat ...), and the
+probe that runs perftest between a target and its peer.
 
 perftest prints bandwidth in MB/sec (2^20 bytes) by default and in Gb/sec with --report_gbits; both become
 Gbit/s here, so a measured RDMA rate reads like the intranet Gbps of an offer.
@@ -12,8 +13,11 @@ from typing import Any
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
-from benchmarks.probes import register_parser
+from benchmarks.params import SuiteParams
+from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes.base import PEER, TARGET, Probe, ProbeContext, ProbeFailed, check_result
 from benchmarks.sample import ParseError, Sample
+from benchmarks.ssh import CommandResult
 
 _DEVICE = re.compile(r"^hca_id:\s*(?P<device>\S+)", re.MULTILINE)
 _FIELD = re.compile(r"^\s*(?P<key>[a-z_]+):\s*(?P<value>.+?)\s*$")
@@ -28,6 +32,7 @@ _SETTING = re.compile(
     r"^\s*(?P<key>Device|Link type|Transport type|Connection type|Mtu)\s*:\s*(?P<value>[^\t]+?)\s*$"
 )
 MB_PER_SEC_TO_GBIT = 2**20 * 8 / 1e9
+RDMA_FIGURE = "rdma_gbps"  # measured RDMA Gbit/s, the counterpart of an offer's rdma_gbps claim
 LATENCY_COLUMNS = ("t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p99.9")
 
 
@@ -127,7 +132,10 @@ def _rows_after(text: str, header: re.Match) -> list[str]:
 
 @register_parser("perftest", accepts=_l("ib_write_bw / ib_read_bw / ib_send_bw 或 *_lat 的输出（perftest）"))
 def parse_perftest(text: str) -> list[Sample]:
-    """Bandwidth rows (peak and average, Gbit/s, per message size) or latency rows (us) of a perftest run."""
+    """Bandwidth rows (peak and average, Gbit/s, per message size) or latency rows (us) of a perftest run.
+
+    A bandwidth run also gives one `rdma_gbps` sample: the best average rate over its message sizes.
+    """
     tool = "perftest"
     metadata = _settings(text)
     bandwidth, latency = _BW_HEADER.search(text), _LAT_HEADER.search(text)
@@ -141,6 +149,9 @@ def parse_perftest(text: str) -> list[Sample]:
             extra = {**metadata, "message_bytes": int(size), "message_rate_mpps": rate}
             samples.append(Sample("rdma_bw_peak", peak * scale, "Gbit/s", dict(extra)))
             samples.append(Sample("rdma_bw", average * scale, "Gbit/s", dict(extra)))
+        best = max((s for s in samples if s.metric == "rdma_bw"), key=lambda s: float(s.value), default=None)
+        if best is not None:  # the figure an offer's RDMA claim is held against: best average of any size
+            samples.append(Sample(RDMA_FIGURE, best.value, "Gbit/s", dict(best.metadata)))
     else:
         for line in _rows_after(text, latency):
             values = _numbers(line, 2 + len(LATENCY_COLUMNS), tool)
@@ -150,3 +161,102 @@ def parse_perftest(text: str) -> list[Sample]:
     if not samples:
         raise ParseError(tool, _("结果表没有数据行（测试没有完成？）"))
     return samples
+
+
+# ---------------------------------------------------------------- the probe: perftest between target and peer
+PERFTEST_PORT = 18515  # perftest's default, given explicitly so the recorded command says it
+CONNECT_ATTEMPTS = 5  # the server may not listen yet when the client starts
+CONNECT_RETRY_S = 0.5
+# $1 the work dir, then the server's argv: started detached (output to a file), its pid kept.
+START_SERVER = (
+    'd="$1"; shift; case "$d" in */gpuvet-rdma.*) ;; *) exit 2;; esac; '
+    'nohup "$@" > "$d/server.out" 2>&1 < /dev/null & echo $! > "$d/server.pid"'
+)
+# Stop the server if it still runs, print what it wrote, and remove the work dir.
+STOP_SERVER = (
+    'd="$1"; case "$d" in */gpuvet-rdma.*) ;; *) exit 2;; esac; '
+    'p=$(cat "$d/server.pid" 2>/dev/null); [ -n "$p" ] && kill "$p" 2>/dev/null; '
+    'cat "$d/server.out" 2>/dev/null; rm -rf -- "$d"; exit 0'
+)
+TESTS = (  # (label, perftest program, extra arguments, whether the duration flag applies)
+    ("ib_write_bw", "ib_write_bw", ("--report_gbits",), True),
+    ("ib_read_lat", "ib_read_lat", (), False),
+)
+
+
+def _not_connected(result: CommandResult) -> bool:
+    """perftest's client gave up before the server listened (no result table)."""
+    text = f"{result.stdout}\n{result.stderr}".lower()
+    return result.exit_code != 0 and "#bytes" not in text and "couldn't connect" in text
+
+
+@register_probe
+class RdmaProbe(Probe):
+    """perftest between the target (client) and its peer (server): ib_write_bw, then ib_read_lat; bounded."""
+
+    name = "rdma"
+    tool = "ib_write_bw"
+
+    def tools(self, ctx: ProbeContext) -> dict[str, tuple[str, ...]]:
+        """perftest on both ends; mktemp and nohup on the peer, which runs the servers."""
+        programs = tuple(program for _label, program, _args, _timed in TESTS)
+        if ctx.peer is None:
+            return {TARGET: programs}
+        return {TARGET: programs, PEER: (*programs, "mktemp", "nohup", "timeout")}
+
+    def prepare(self, ctx: ProbeContext) -> None:
+        """A peer is needed: RDMA is measured between two servers."""
+        if ctx.peer is None:
+            raise ProbeFailed(_("RDMA 测试需要对端服务器：请为目标服务器指定对端"))
+        super().prepare(ctx)
+
+    def run(self, ctx: ProbeContext) -> None:
+        """Each test: server on the peer (detached, bounded), client on the target, server stopped."""
+        params = ctx.params
+        seconds = params.iperf3_seconds
+        timeout = seconds + 10 + params.command_grace_s
+        for label, program, extra, timed in TESTS:
+            if ctx.should_cancel():
+                return
+            ctx.on_detail(label)
+            common = [program, *extra, "-F", "-p", str(PERFTEST_PORT)] + (
+                ["-D", str(seconds)] if timed else []
+            )
+            workdir = ctx.execute(
+                PEER, f"{label} workdir", ["mktemp", "-d", "-t", "gpuvet-rdma.XXXXXXXX"], timeout=15
+            )
+            check_result(workdir, _("对端服务器上的 mktemp"))
+            directory = workdir.stdout.strip()
+            try:
+                server = ["timeout", "-k", "5", str(timeout), *common]
+                check_result(
+                    ctx.execute(
+                        PEER,
+                        f"{label} server start",
+                        ["sh", "-c", START_SERVER, "sh", directory, *server],
+                        timeout=15,
+                    ),
+                    _("在对端服务器上启动 %(program)s", program=program),
+                )
+                self._client(ctx, label, [*common, ctx.peer_address], timeout)
+            finally:
+                ctx.execute(PEER, f"{label} server", ["sh", "-c", STOP_SERVER, "sh", directory], timeout=15)
+
+    def _client(self, ctx: ProbeContext, label: str, argv: list[str], timeout: float) -> None:
+        metadata = {"path": "target->peer", "peer_address": ctx.peer_address}
+        for attempt in range(CONNECT_ATTEMPTS):
+            result = ctx.execute(TARGET, label, argv, timeout=timeout, parser="perftest", metadata=metadata)
+            if not _not_connected(result) or attempt == CONNECT_ATTEMPTS - 1:
+                break
+            ctx.outputs[-1].parser = None  # a retried attempt: kept verbatim, not counted
+            ctx.outputs[-1].metadata["retried"] = True
+            if ctx.sleep(CONNECT_RETRY_S):
+                return
+        if result.timed_out:
+            raise ProbeFailed(
+                _("%(program)s 客户端在 %(seconds).0f 秒后超时", program=label, seconds=result.duration)
+            )
+
+    def estimated_seconds(self, params: SuiteParams) -> float:
+        """The bandwidth test's length plus the latency test."""
+        return params.iperf3_seconds + 5

@@ -31,6 +31,7 @@ def upgrade() -> None:
     sa.Column('expires_at', sa.DateTime(timezone=True), nullable=False),
     sa.Column('answers', sa.JSON(), nullable=False),
     sa.Column('review', sa.JSON(), nullable=False),
+    sa.Column('draft', sa.JSON(), nullable=False),
     sa.Column('opened_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('saved_at', sa.DateTime(timezone=True), nullable=True),
     sa.Column('submitted_at', sa.DateTime(timezone=True), nullable=True),

@@ -116,3 +116,33 @@ def test_fast_offer_constructor_and_cached_licence_numbers_equal_the_plain_ones(
             ident.parts.get("issuer_level"),
             bool(ident.parts.get("foreign_invested")),
         )
+
+
+@pytest.mark.parametrize("case", ["distributed_training", "offline_batch"])
+def test_offers_measured_on_some_figures_only_get_the_advice_of_the_plain_path(case, monkeypatch):
+    # each measured offer keeps a different part of its figures (one, several, or ones no check reads), as
+    # uploads of a single tool's output give them
+    offers = []
+    for index, offer in enumerate(build_offers(600, seed=13, measured=0.6)):
+        keys = sorted(offer.measurements)
+        kept = {key: offer.measurements[key] for position, key in enumerate(keys) if (index >> position) & 1}
+        offers.append(dataclasses.replace(offer, measurements=kept))
+    assert sum(1 for o in offers if set(o.measurements) == {"rtt_ms"}) > 5
+    fast = _document(case, offers)
+    monkeypatch.setattr(
+        ranking, "CONSTRAINT_SPECS", {n: ranking.ConstraintSpec() for n in ranking.CONSTRAINT_SPECS}
+    )
+    monkeypatch.setattr(ranking, "CRITERION_SPECS", {name: (None, False) for name in ranking.CRITERION_SPECS})
+    assert _document(case, offers) == fast
+
+
+def test_a_measured_rdma_figure_below_the_claim_lowers_the_score():
+    offer = next(o for o in build_offers(400, seed=5, measured=0.0) if o.rdma_type != "none" and o.rdma_gbps)
+    answers = _answers("offline_batch")
+    claimed = advise(answers, [offer], today=TODAY).ranked[0]
+    measured = ranking.Measurement(offer.rdma_gbps * 0.3, "Gbps", run_id=7, link="/bench-runs/7")
+    slow = dataclasses.replace(offer, measurements={"rdma_gbps": measured})
+    (assessed,) = advise(answers, [slow], today=TODAY).ranked
+    assert "evidence.below_claim.rdma_gbps" in [mark.code for mark in assessed.marks]
+    assert assessed.penalty < 1.0 and claimed.penalty == 1.0
+    assert next(f for f in ranking.figures_of(assessed) if f.key == "rdma_gbps").source == "measured"

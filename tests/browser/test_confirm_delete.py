@@ -64,7 +64,7 @@ def _log_in(page, live_server: str) -> None:  # noqa: F811
     page.fill("#username", "browser-admin")
     page.fill("#password", PASSWORD)
     page.click("form button[type=submit]")
-    page.wait_for_url(f"{live_server}/providers")
+    page.wait_for_url(f"{live_server}/")  # the dashboard
 
 
 def _click_answering(page, selector: str, *, accept: bool) -> list[str]:  # noqa: F811

@@ -28,7 +28,7 @@ def snapshot(session: Session) -> list[dict[str, Any]]:
 
 def empty_database(app, session: Session) -> None:
     """Remove every row, as if the registry had just been created (ending `session`'s transaction first)."""
-    session.rollback()  # PostgreSQL: TRUNCATE would wait for the locks the open transaction holds
+    session.rollback()  # PostgreSQL: emptying would wait for the locks the open transaction holds
     _empty_tables(app.extensions["gpuvet.engine"])
 
 

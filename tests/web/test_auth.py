@@ -52,7 +52,7 @@ def test_login_follows_local_next_only(app, make_user):
         client = app.test_client()
         response = client.post("/login", data={"username": "alice", "password": PASSWORD, "next": target})
         assert response.status_code == 302
-        assert response.location == "/providers", target
+        assert response.location == "/", target  # the dashboard
 
 
 def test_logout_needs_post(login):

@@ -1,0 +1,1 @@
+"""Provider disclosure: invitations, the provider's form, uploads, review and merge (issue 14)."""
