@@ -7,10 +7,8 @@ a measured figure always beats the provider's claim.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from operator import attrgetter
@@ -38,6 +36,7 @@ from app.advice.reasons import Reason, Texts
 from app.advice.requirements import Needs, latency_constants, network_constants, storage_name
 from app.advice.sizing import MonthlyCost, monthly_cost, sync_seconds
 from benchmarks.compare import Verdict, model_key, ratio_verdict
+from benchmarks.gc_pause import without_gc
 
 
 class Figure(NamedTuple):
@@ -1416,26 +1415,6 @@ def weights_for(needs: Needs) -> dict[str, float]:
     for name in needs.priorities:
         weights[name] = weights.get(name, 0.0) * multiplier if weights.get(name) else 5.0 * multiplier
     return weights
-
-
-@contextlib.contextmanager
-def without_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while thousands of long-lived objects are built (see below)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            # Assessing (or reading) thousands of offers allocates many small objects and nothing cyclic,
-            # so collections meanwhile would only rescan them. Re-enabled as is, the collector would scan
-            # every survivor at the next allocation (150 ms for 50,000 offers); freeze + unfreeze moves them
-            # unscanned into the oldest generation, where the next full collection looks at them. Skipped
-            # when something else froze objects on purpose (e.g. before forking workers).
-            if gc.get_freeze_count() == 0:
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 def rank_offers(offers: list[OfferFacts], needs: Needs, *, today: date) -> list[Assessment]:

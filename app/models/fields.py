@@ -9,7 +9,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from urllib.parse import urlsplit
 
 from flask_babel import gettext as _
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, EmailStr, Field
 
 from app.limits import MAX_ID
 
@@ -108,4 +108,15 @@ def website_url(value: Any) -> Any:
         raise _bad_website(_("端口须为数字")) from None
     if not parts.hostname or "@" in parts.netloc or not _HOST.match(parts.netloc) or " " in value:
         raise _bad_website(_("须有主机名，且不含空格或用户名"))
+    return value
+
+
+def checked_email(value: str | None) -> str | None:
+    """The address unchanged when it is a valid e-mail address (or None), else a ValueError with the form."""
+    if value is None:
+        return value
+    try:
+        EmailStr._validate(value)  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - any parse failure is the same user error
+        raise ValueError(_("邮箱格式不正确，如 name@example.com")) from None
     return value

@@ -6,7 +6,7 @@ from typing import Any, Optional
 
 import sqlalchemy as sa
 from flask_babel import gettext as _
-from pydantic import EmailStr, ValidationInfo, field_validator, model_validator
+from pydantic import ValidationInfo, field_validator, model_validator
 from sqlmodel import JSON, Column, Field, Relationship, SQLModel
 
 from app.models.enums import (
@@ -20,7 +20,7 @@ from app.models.enums import (
     RdmaType,
     StorageType,
 )
-from app.models.fields import blank_to_none, resolve_province_name, split_list, website_url
+from app.models.fields import blank_to_none, checked_email, resolve_province_name, split_list, website_url
 from app.models.versioning import Versioned
 
 
@@ -82,13 +82,7 @@ class ProviderBase(_Clean):
     @field_validator("contact_email")
     @classmethod
     def _email(cls, value: Optional[str]) -> Optional[str]:
-        if value is None:
-            return value
-        try:
-            EmailStr._validate(value)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - any parse failure is the same user error
-            raise ValueError(_("邮箱格式不正确，如 name@example.com")) from None
-        return value
+        return checked_email(value)
 
 
 class Provider(Versioned, ProviderBase, table=True):

@@ -9,10 +9,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import gc
 import logging
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +18,7 @@ from typing import Any
 from flask_babel import gettext as _
 
 from app.reports.fonts import ensure_subset, harfbuzz_subsetting
+from benchmarks.gc_pause import without_gc
 
 logger = logging.getLogger(__name__)
 
@@ -48,24 +47,6 @@ def font_face_css(regular: Path, full: Path) -> str:
 def report_css() -> str:
     """The report stylesheet shared by the PDF and the HTML view."""
     return REPORT_CSS.read_text(encoding="utf-8")
-
-
-@contextlib.contextmanager
-def _gc_paused(pause: bool) -> Iterator[None]:
-    """Hold off Python's cyclic garbage collector during a render.
-
-    A render allocates hundreds of thousands of short-lived objects; in an app process whose heap holds
-    SQLAlchemy, Flask and the loaded models, the collections this triggers (each walking that heap) cost
-    5-25 % of the render. The garbage is collected as usual once the collector is back on.
-    """
-    if not pause or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 class PdfRenderer:
@@ -113,7 +94,7 @@ class PdfRenderer:
 
         from app.reports.fetcher import ResourceRefused
 
-        with self._lock, _gc_paused(self.pause_gc):
+        with self._lock, without_gc() if self.pause_gc else contextlib.nullcontext():
             self.fetcher.refused.clear()
             document = HTML(string=html, url_fetcher=self.fetcher).render(
                 stylesheets=[self.stylesheet], font_config=self.font_config

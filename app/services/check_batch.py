@@ -8,9 +8,7 @@ store for the same provider on the same day (tests/checks/test_check_batch.py co
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from types import SimpleNamespace
@@ -26,23 +24,9 @@ from app.services import watch
 from app.services.batch_facts import gather_many
 from app.services.checks import Evaluation, evaluate_loaded, finding_row, run_row, session_actor
 from app.services.providers import _eager
+from benchmarks.gc_pause import without_gc
 
 CHUNK = 500
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while a chunk is built: its tens of thousands of short-lived objects
-    (ORM records, facts, findings) would otherwise trigger collections that cost about 40 % of the time.
-    What they leave behind is collected as usual once it is on again."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 @dataclass
@@ -160,7 +144,7 @@ def check_providers(
     for start in range(0, len(provider_ids), size):
         if before_chunk is not None:
             before_chunk(start)
-        with _gc_paused():
+        with without_gc():
             evaluations = evaluate_many(session, provider_ids[start : start + size], day)
             stored = store_many(session, evaluations, job_id=job_id)
         total.runs += stored.runs

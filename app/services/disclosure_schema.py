@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
 from flask_babel import gettext as _
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from app.models.enums import (
     BandwidthType,
@@ -26,7 +26,7 @@ from app.models.enums import (
     RdmaType,
     StorageType,
 )
-from app.models.fields import blank_to_none, resolve_province_name, website_url
+from app.models.fields import blank_to_none, checked_email, resolve_province_name, website_url
 from app.models.provider import CertificationBase, DatacenterBase, FilingBase, LicenceBase, OfferBase
 from app.vetting import provinces
 from app.vetting.identifiers import Identifier, identify, parse_uscc
@@ -129,13 +129,7 @@ class Identity(_Section):
     @field_validator("contact_email")
     @classmethod
     def _email(cls, value: Optional[str]) -> Optional[str]:
-        if value is None:
-            return value
-        try:
-            EmailStr._validate(value)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - any parse failure is the same user error
-            raise ValueError(_("邮箱格式不正确，如 name@example.com")) from None
-        return value
+        return checked_email(value)
 
 
 class LicenceRow(LicenceBase):

@@ -15,13 +15,13 @@ from typing import Any
 
 from flask import current_app, has_app_context, has_request_context, url_for
 from flask_babel import gettext as _
-from pydantic import BaseModel, ConfigDict, EmailStr, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import Session, col, select
 
 from app.localtime import aware, when
 from app.models import LoginFailure, Provider
 from app.models.disclosure import Invitation, InvitationEvent, InvitationStatus
-from app.models.fields import RecordId, blank_to_none, reject_bool
+from app.models.fields import RecordId, blank_to_none, checked_email, reject_bool
 from app.services.errors import InvalidInput, NotFound, from_validation_error
 
 TOKEN_BYTES = 32
@@ -54,13 +54,7 @@ class InvitationIn(BaseModel):
     @field_validator("email")
     @classmethod
     def _email(cls, value: str | None) -> str | None:
-        if value is None:
-            return value
-        try:
-            EmailStr._validate(value)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - any parse failure is the same user error
-            raise ValueError(_("邮箱格式不正确，如 name@example.com")) from None
-        return value
+        return checked_email(value)
 
 
 @dataclass(frozen=True)
@@ -105,6 +99,12 @@ def link(token: str) -> str:
     if has_request_context():
         return url_for("web.disclosure_form_page", token=token, _external=True)
     return PATH + token
+
+
+def site_link(path: str) -> str:
+    """A path on this site: absolute on GPUVET_PUBLIC_URL when set (e-mails, reports), else the path."""
+    public = (_settings().public_url or "").rstrip("/")
+    return public + path if public else path
 
 
 def _now() -> datetime:
@@ -194,6 +194,18 @@ def create(
     log(session, invitation, "created", by=actor_name, mailed=mailed, mail_error=mail_error)
     session.commit()
     return Created(invitation, token, url, mailed, mail_error)
+
+
+def renew_token(session: Session, invitation: Invitation) -> tuple[str, str]:
+    """Give the invitation a fresh token (the old link stops working); returns it and its link (not committed).
+
+    Only the token's hash is stored, so a message that must carry the link needs a new one; the answers,
+    draft and uploads belong to the invitation and stay with it.
+    """
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    invitation.token_hash = token_hash(token)
+    session.add(invitation)
+    return token, link(token)
 
 
 class TooManyGuesses(Exception):

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from flask_babel import gettext as _
 
+from benchmarks.gc_pause import without_gc
+
 if TYPE_CHECKING:
     from benchmarks.probes.base import Probe
     from benchmarks.sample import Sample
@@ -83,5 +85,7 @@ def get_parser(name: str) -> Parser:
 
 
 def parse(name: str, text: str, **kwargs: Any) -> list[Sample]:
-    """Run parser `name` on `text`."""
-    return get_parser(name)(text, **kwargs)
+    """Run parser `name` on `text` (without cyclic collections: half the time of a 10 MB paste)."""
+    parser = get_parser(name)
+    with without_gc():
+        return parser(text, **kwargs)
