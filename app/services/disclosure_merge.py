@@ -31,6 +31,7 @@ from app.services.disclosure_review import (
     effective_status,
     get_invitation,
     is_merged,
+    merged_uploads,
     review_items,
     submission,
     undecided,
@@ -419,4 +420,5 @@ def report_declaration(session: Session, *, provider_id: int) -> dict[str, Any] 
         for found in summary["topics"].values()
     ]
     kept = ("invitation_id", "declared_on", "merged_at", "merged_by", "verified_since")
-    return {**{key: summary[key] for key in kept}, "rows": rows, "topics": topics}
+    files = merged_uploads(session, provider_id=provider_id)
+    return {**{key: summary[key] for key in kept}, "rows": rows, "topics": topics, "uploads": files}

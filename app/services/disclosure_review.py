@@ -176,25 +176,26 @@ def status_counts(session: Session, *, now: datetime | None = None) -> dict[str,
 # ---------------------------------------------------------------- reminders
 @dataclass(frozen=True)
 class Reminder:
-    """What a reminder did: whether it was e-mailed, and why not when it was not."""
+    """What a reminder did: the fresh link (shown once), whether it was e-mailed, and why not when not."""
 
     invitation: Invitation
     emailed: bool
+    url: str
     note: str = ""
 
 
-def reminder_text(invitation: Invitation, link: str | None) -> tuple[str, str]:
-    """Subject and bilingual body of a reminder e-mail."""
+def reminder_text(invitation: Invitation, link: str) -> tuple[str, str]:
+    """Subject and bilingual body of a reminder e-mail carrying the (new) link."""
     name = invitation.legal_name
     subject = f"提醒：请填写供应商尽调问卷 / Reminder: supplier due-diligence questionnaire ({name})"
-    where_zh = f"填写链接：{link}" if link else "请使用此前邮件中的填写链接。"
-    where_en = f"Link: {link}" if link else "Please use the link from our earlier e-mail."
     expires = aware(invitation.expires_at).date().isoformat()
     body = (
-        f"您好，\n\n我们尚未收到“{invitation.legal_name}”的供应商尽调问卷。{where_zh}\n"
-        f"链接有效期至 {expires}，可先保存草稿，之后继续填写。\n\n"
-        f"Hello,\n\nwe have not yet received the due-diligence questionnaire of {invitation.legal_name}. "
-        f"{where_en}\nThe link works until {expires}; you can save a draft and continue later.\n"
+        f"您好，\n\n我们尚未收到“{name}”的供应商尽调问卷。填写链接：{link}\n"
+        f"此前发送的链接已失效；已保存的草稿和上传的文件仍在。链接有效期至 {expires}，"
+        "可先保存草稿，之后继续填写。\n\n"
+        f"Hello,\n\nwe have not yet received the due-diligence questionnaire of {name}. Link: {link}\n"
+        "The link sent earlier no longer works; the draft and files you saved are kept. "
+        f"The link works until {expires}; you can save a draft and continue later.\n"
     )
     return subject, body
 
@@ -204,36 +205,41 @@ def send_reminder(
     *,
     invitation_id: int,
     actor: str,
-    link: str | None = None,
     now: datetime | None = None,
 ) -> Reminder:
-    """Record a reminder (count, time, event); e-mail it when SMTP is configured and an address is known."""
+    """Issue a fresh link (the old one stops working), record the reminder, e-mail it where possible."""
     from app.services import mailer
 
     invitation = get_invitation(session, invitation_id=invitation_id)
     status = effective_status(invitation, now)
     if status not in OPEN_STATUSES:
         raise Conflict(_("状态为“%(status)s”的邀请不能再发提醒", status=status_label(status)), field="status")
+    _token, url = invitations.renew_token(session, invitation)
     emailed, note = False, ""
     if not invitation.email:
         note = _("未登记邮箱：请把链接另行发给供应商")
     elif not mailer.mail_enabled():
         note = _("未配置邮件服务器：请把链接另行发给供应商")
     else:
-        subject, body = reminder_text(invitation, link)
+        subject, body = reminder_text(invitation, url)
         try:
             mailer.send_mail(invitation.email, subject, body)
             emailed = True
         except mailer.MailError as exc:
             note = str(exc)
-    moment = _now(now)
-    invitation.last_reminder_at = moment
+    invitation.last_reminder_at = _now(now)
     invitation.reminders += 1
     session.add(invitation)
-    details = {"by": actor, "emailed": emailed, "to": invitation.email if emailed else "", "note": note}
+    details = {
+        "by": actor,
+        "emailed": emailed,
+        "to": invitation.email if emailed else "",
+        "note": note,
+        "new_link": True,
+    }
     invitations.log(session, invitation, "reminded", **details)
     session.commit()
-    return Reminder(invitation, emailed, note)
+    return Reminder(invitation, emailed, url, note)
 
 
 # ---------------------------------------------------------------- items of a submission
@@ -491,6 +497,7 @@ def save_decisions(
     if errors:
         raise InvalidInput(errors)
     moment = _now(now)
+    was_reviewed = invitation.status == InvitationStatus.reviewed.value
     review = dict(invitation.review or {})
     stored = dict(review.get("items") or {})
     for key, (decision, comment) in decisions.items():
@@ -519,7 +526,83 @@ def save_decisions(
     details = {"by": actor, "accepted": accepted, "rejected": len(stored) - accepted}
     invitations.log(session, invitation, "reviewed", **details)
     session.commit()
+    if was_reviewed or invitation.status == InvitationStatus.reviewed.value:
+        _recheck(session, invitation, moment)
     return invitation
+
+
+def _recheck(session: Session, invitation: Invitation, moment: datetime) -> None:
+    """Red flag 13 reads the latest reviewed questionnaire: re-run the provider's check (as a merge does)."""
+    from app.services.rechecks import recheck
+
+    recheck(session, provider_id=invitation.provider_id, since=moment, cause="disclosure review")
+
+
+# ---------------------------------------------------------------- files of merged questionnaires
+UPLOAD_FIELDS = (("licences", "scan_upload_id"), ("certifications", "scan_upload_id"))
+
+
+def _upload_places(answers: schema.Disclosure) -> dict[int, tuple[str, str, str]]:
+    """Each upload the answers name: id -> (section, field, title of its row)."""
+    places = {}
+    for section, name in UPLOAD_FIELDS:
+        for row in getattr(answers, section):
+            upload_id = getattr(row, name)
+            if upload_id:
+                places[upload_id] = (section, name, _row_title(section, row.model_dump(mode="json")))
+    if answers.topology.diagram_upload_id:
+        places[answers.topology.diagram_upload_id] = ("topology", "diagram_upload_id", "")
+    return places
+
+
+def merged_uploads(session: Session, *, provider_id: int) -> list[dict[str, Any]]:
+    """The files the provider's merged questionnaires declare, newest questionnaire first (plain data).
+
+    Uploads are Evidence kept as stored (without a provider when it was invited by name), so they are
+    found through upload -> invitation -> provider. Paths are on GPUVET_PUBLIC_URL when set.
+    """
+    from app.models.disclosure import DisclosureUpload
+    from app.models.evidence import Evidence
+
+    rows = session.exec(
+        select(DisclosureUpload, Invitation, Evidence.sha256)
+        .join(Invitation, col(Invitation.id) == DisclosureUpload.invitation_id)
+        .join(Evidence, col(Evidence.id) == DisclosureUpload.evidence_id)
+        .where(Invitation.provider_id == provider_id, Invitation.status == InvitationStatus.reviewed.value)
+        .order_by(col(Invitation.submitted_at).desc(), col(Invitation.id).desc(), col(DisclosureUpload.id))
+    ).all()
+    places_of: dict[int, dict[int, tuple[str, str, str]]] = {}
+    found = []
+    for upload, invitation, sha256 in rows:
+        if not is_merged(invitation):
+            continue
+        if invitation.id not in places_of:
+            places_of[invitation.id] = _upload_places(submission(invitation))
+        place = places_of[invitation.id].get(upload.id)
+        if place is None:
+            continue  # replaced by a later upload before the questionnaire was submitted
+        section, name, title = place
+        spec = schema.SECTION_BY_NAME[section]
+        found.append(
+            {
+                "invitation_id": invitation.id,
+                "upload_id": upload.id,
+                "evidence_id": upload.evidence_id,
+                "section_zh": spec.zh,
+                "section_en": spec.en,
+                "field_zh": spec.field(name).zh,
+                "field_en": spec.field(name).en,
+                "item": title,
+                "filename": upload.filename,
+                "media_type": upload.media_type,
+                "size": upload.size,
+                "sha256": sha256,
+                "picture": upload.media_type in ("image/png", "image/jpeg"),
+                "download": invitations.site_link(f"/evidence/{upload.evidence_id}/download"),
+                "image": invitations.site_link(f"/evidence/{upload.evidence_id}/image"),
+            }
+        )
+    return found
 
 
 # ---------------------------------------------------------------- labels

@@ -197,7 +197,7 @@ def create(
 
 
 def renew_token(session: Session, invitation: Invitation) -> tuple[str, str]:
-    """Give the invitation a fresh token (the old link stops working); returns it and its link (not committed).
+    """A fresh token for the invitation (the old link stops working), and its link; not committed.
 
     Only the token's hash is stored, so a message that must carry the link needs a new one; the answers,
     draft and uploads belong to the invitation and stay with it.

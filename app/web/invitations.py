@@ -6,7 +6,7 @@ import functools
 from datetime import datetime
 from typing import Any
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import flash, make_response, redirect, render_template, request, url_for
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
@@ -115,11 +115,12 @@ def _register(state: Any) -> None:
 
 
 def provider_disclosure(provider_id: int) -> dict[str, Any]:
-    """For the provider page's card: pending invitations and the latest merged declaration."""
+    """For the provider page's card: pending invitations, the latest merged declaration and its files."""
     session = get_session()
     return {
         "pending": disclosure_review.pending_for_provider(session, provider_id=provider_id),
         "declared": disclosure_merge.declaration_summary(session, provider_id=provider_id),
+        "uploads": disclosure_review.merged_uploads(session, provider_id=provider_id),
     }
 
 
@@ -188,19 +189,25 @@ def invitation_new() -> Any:
 @bp.post("/invitations/<int:invitation_id>/remind")
 @role_required(Role.analyst)
 def invitation_remind(invitation_id: int) -> Any:
-    """Record a reminder and e-mail it where possible."""
+    """Issue a fresh link, e-mail it where possible, and show it once (the old link stops working)."""
+    back = _local_next(request.form.get("next"))
     try:
         reminder = disclosure_review.send_reminder(
             get_session(), invitation_id=invitation_id, actor=current_user.username
         )
     except Conflict as exc:
         flash(_errors_text(exc.errors), "warning")
-    else:
-        if reminder.emailed:
-            flash(_("已发送提醒邮件至 %(email)s", email=reminder.invitation.email), "success")
-        else:
-            flash(_("已记录提醒（未发邮件：%(why)s）", why=reminder.note), "info")
-    return redirect(request.form.get("next") or url_for("web.invitation_list"))
+        return redirect(back)
+    response = make_response(render_template("invitations/reminded.html", reminder=reminder, back=back))
+    response.headers["Cache-Control"] = "private, no-store"  # the page holds a working link
+    return response
+
+
+def _local_next(target: str | None) -> str:
+    """Where to go back to: a path on this site, else the invitation list."""
+    if target and target.startswith("/") and not target.startswith("//"):
+        return target
+    return url_for("web.invitation_list")
 
 
 @bp.post("/invitations/<int:invitation_id>/revoke")
@@ -214,7 +221,7 @@ def invitation_revoke(invitation_id: int) -> Any:
     else:
         invitations.revoke(session, invitation_id=invitation_id, actor_name=current_user.username)
         flash(_("已撤销邀请 #%(id)s：链接已失效", id=invitation_id), "success")
-    return redirect(request.form.get("next") or url_for("web.invitation_list"))
+    return redirect(_local_next(request.form.get("next")))
 
 
 # ---------------------------------------------------------------- review and merge

@@ -188,3 +188,85 @@ def test_report_shows_the_declaration_and_what_was_verified_since(app, session, 
     assert "Declared by the provider" in english and "fully disclosed" in english
     runs = session.exec(select(CheckRun).order_by(col(CheckRun.id))).all()
     assert len(runs) == 2
+
+
+def test_a_completed_review_reruns_the_check_without_a_merge(app, session, login):
+    analyst = login("analyst")
+    provider = registry_provider(session)
+    data = answers(topology={"declined": True})
+    invitation = submitted(session, provider_id=provider.id, data=data)
+    decide_all(analyst, invitation.id)
+    session.expire_all()
+    assert session.get(type(invitation), invitation.id).review.get("merge") is None  # not merged
+    found = refusals(session, provider.id)  # a check ran on review; red flag 13 names the refusal
+    assert (
+        set(found) == {"provider:discloses_network_topology"}
+        and "拒绝披露" in found["provider:discloses_network_topology"]
+    )
+    decide_all(analyst, invitation.id, topology="reject", storage="reject")  # changed after completion
+    assert set(refusals(session, provider.id)) == {
+        "provider:discloses_network_topology",
+        "provider:discloses_storage_config",
+    }
+    assert len(session.exec(select(CheckRun).where(CheckRun.provider_id == provider.id)).all()) == 2
+
+
+def _declared_files(session, invitation) -> dict[str, object]:
+    """A diagram (PNG) and a licence scan (PDF) the answers name, and a diagram replaced before submitting."""
+    from app.services import disclosure_uploads
+    from tests.disclosure import samples
+
+    def keep(field: str, filename: str, body: bytes):
+        checked = disclosure_uploads.check(body, field=field, max_bytes=10**6)
+        return disclosure_uploads.store(session, invitation, field=field, filename=filename, checked=checked)
+
+    replaced = keep("topology.diagram_upload_id", "旧拓扑图.png", samples.png(colour="red"))
+    diagram = keep("topology.diagram_upload_id", "拓扑图.png", samples.png())
+    scan = keep("licences.0.scan_upload_id", "许可证.pdf", samples.pdf())
+    data = dict(invitation.answers)
+    data["topology"] = {**data["topology"], "diagram_upload_id": diagram.id}
+    data["licences"] = [{**data["licences"][0], "scan_upload_id": scan.id}]
+    invitation.answers = data
+    session.add(invitation)
+    session.commit()
+    return {"diagram": diagram, "scan": scan, "replaced": replaced}
+
+
+def test_uploads_of_a_provider_invited_by_name_follow_the_merge(app, session, login):
+    from app.models.evidence import Evidence
+
+    analyst = login("analyst")
+    invitation = submitted(session)
+    files = _declared_files(session, invitation)
+    decide_all(analyst, invitation.id)
+    analyst.post(f"/invitations/{invitation.id}/merge")
+    provider = session.exec(select(Provider).where(Provider.legal_name == NAME)).one()
+    diagram, scan, replaced = files["diagram"], files["scan"], files["replaced"]
+    assert session.get(Evidence, diagram.evidence_id).provider_id is None  # evidence stays as stored
+
+    page = analyst.get(f"/providers/{provider.id}").get_data(as_text=True)
+    card = page[page.index('id="declared-files"') :]
+    assert f'href="/evidence/{diagram.evidence_id}/download"' in card and "拓扑图.png" in card
+    assert f'src="/evidence/{diagram.evidence_id}/image"' in card  # a thumbnail for the picture
+    assert f'href="/evidence/{scan.evidence_id}/download"' in card and "许可证.pdf" in card
+    assert f'src="/evidence/{scan.evidence_id}/image"' not in card and "京B2-20202418" in card
+    assert f"/evidence/{replaced.evidence_id}/" not in page and "旧拓扑图.png" not in page
+    assert analyst.get(f"/evidence/{diagram.evidence_id}/download").status_code == 200
+    viewer = login("viewer")
+    viewer.get("/lang/en")
+    english = viewer.get(f"/providers/{provider.id}").get_data(as_text=True)
+    assert "Topology diagram" in english and "Licence scan" in english
+
+    session.expire_all()
+    with app.test_request_context():
+        html = provider_report_html(session, provider_id=provider.id, language="zh", author=Author(None, "t"))
+        report_en = provider_report_html(
+            session, provider_id=provider.id, language="en", author=Author(None, "t")
+        )
+    sha = session.get(Evidence, scan.evidence_id).sha256
+    for report in (html, report_en):
+        files_table = report[report.index('id="declared-files"') :]
+        assert f'href="/evidence/{scan.evidence_id}/download"' in files_table and sha in files_table
+        assert f'href="/evidence/{diagram.evidence_id}/image"' in files_table and "旧拓扑图" not in report
+    assert "供应商上传的文件" in html and "网络拓扑图" in html
+    assert "Files uploaded by the provider" in report_en and "Topology diagram" in report_en
