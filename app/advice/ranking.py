@@ -35,7 +35,7 @@ from app.advice.numbers import fmt
 from app.advice.reasons import Reason, Texts
 from app.advice.requirements import Needs, latency_constants, network_constants, storage_name
 from app.advice.sizing import MonthlyCost, monthly_cost, sync_seconds
-from benchmarks.compare import Verdict, model_key, ratio_verdict
+from benchmarks.compare import model_key, ratio_verdict
 from benchmarks.gc_pause import without_gc
 
 
@@ -269,6 +269,9 @@ def figures_of(a: Assessment) -> list[Figure]:
     return out
 
 
+ClaimLimit = tuple[str, Callable[[OfferFacts], Any], float, float]  # key, the claim, pass and warn ratios
+
+
 @dataclass
 class Context:
     """Per-run values shared by every offer (constants, caches, the cheapest eligible cost)."""
@@ -284,6 +287,7 @@ class Context:
     standing: dict[int, Any] = field(default_factory=dict)
     evidence: dict[str, Any] = field(default_factory=dict)
     stale_before: date | None = None
+    claim_limits: tuple[ClaimLimit, ...] | None = None  # _claim_limits(evidence), read on first use
 
     def shared(self, key: tuple[Any, ...], code: str, texts: Texts, source: str | None = None) -> Reason:
         """One Reason object for every offer that fails the same way (e.g. "needs RDMA, has none")."""
@@ -311,6 +315,7 @@ class ConstraintSpec:
     sets: tuple[str, ...] = ()
     reads_measurements: bool = False
     measured_only: bool = False  # adds nothing to an offer without measurements
+    outcome_of: Callable[[OfferFacts, Context], Outcome] | None = None  # its verdict, without an Assessment
 
 
 CONSTRAINT_SPECS: dict[str, ConstraintSpec] = {}
@@ -326,6 +331,7 @@ def constraint(
     sets: tuple[str, ...] = (),
     reads_measurements: bool = False,
     measured_only: bool = False,
+    outcome_of: Callable[[OfferFacts, Context], Outcome] | None = None,
 ) -> Callable[[Constraint], Constraint]:
     """Register a hard constraint; it calls assessment.exclude() / .mark() (see the note above)."""
 
@@ -333,7 +339,7 @@ def constraint(
         if name in CONSTRAINTS:
             raise ValueError(f"constraint {name!r} is registered twice")
         CONSTRAINTS[name] = check
-        CONSTRAINT_SPECS[name] = ConstraintSpec(key, sets, reads_measurements, measured_only)
+        CONSTRAINT_SPECS[name] = ConstraintSpec(key, sets, reads_measurements, measured_only, outcome_of)
         return check
 
     return decorator
@@ -366,8 +372,9 @@ def explanation(name: str) -> Callable[[Explainer], Explainer]:
     return decorator
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+# A named tuple, not a frozen dataclass: one is made per distinct key (tens of thousands per advice) and the
+# frozen dataclass __init__ costs several times as much.
+class Outcome(NamedTuple):
     """What one constraint added to an assessment, to be added as is to every offer with the same key."""
 
     excluded: tuple[Reason, ...]
@@ -467,17 +474,20 @@ def _cost_text(cost: MonthlyCost, a: Assessment, needs: Needs) -> tuple[str, str
 
 
 # ---------------------------------------------------------------- hard constraints
-@dataclass(slots=True)
 class Scope:
     """What a provider's own records say about renting from it in one province (shared by its offers)."""
 
-    provider: ProviderFacts
-    province: str | None
-    offer_kind: str
-    excluded: list[Reason] = field(default_factory=list)
-    marks: list[Reason] = field(default_factory=list)
-    confirm: list[tuple[str, Reason]] = field(default_factory=list)
-    coverage: Coverage | None = None
+    __slots__ = ("confirm", "coverage", "excluded", "marks", "offer_kind", "provider", "province")
+
+    # A plain slotted class: one is made per provider, province and offer kind (tens of thousands).
+    def __init__(self, provider: ProviderFacts, province: str | None, offer_kind: str) -> None:
+        self.provider = provider
+        self.province = province
+        self.offer_kind = offer_kind
+        self.excluded: list[Reason] = []
+        self.marks: list[Reason] = []
+        self.confirm: list[tuple[str, Reason]] = []
+        self.coverage: Coverage | None = None
 
     def exclude(self, code: str, zh: str | Texts, en: str | None = None, *, source: str) -> None:
         """Record a hard constraint every offer of this scope fails, and the source it rests on."""
@@ -501,19 +511,29 @@ def provider_constraint(name: str) -> Callable[[ProviderConstraint], ProviderCon
     return decorator
 
 
-@constraint(
-    "provider", key=attrgetter("provider.id", "datacenter_province", "offer_kind"), sets=("coverage",)
-)
-def _provider(a: Assessment, ctx: Context) -> None:
-    offer = a.offer
+def _provider_outcome(offer: OfferFacts, ctx: Context) -> Outcome:
+    """The provider constraints' verdict for the offer's provider, province and kind (its 待确认 last)."""
     scope = Scope(offer.provider, offer.datacenter_province, offer.offer_kind)
     for check in PROVIDER_CONSTRAINTS.values():
         check(scope, ctx)
-    a.coverage = scope.coverage
-    a.excluded += tuple(scope.excluded)
-    a.marks += tuple(scope.marks)
-    for key, reason in scope.confirm:
-        a.to_confirm(key, reason)
+    confirm = scope.confirm
+    return Outcome(
+        tuple(scope.excluded),
+        (*scope.marks, *(reason for _key, reason in confirm)),
+        (),
+        tuple(key for key, _reason in confirm),
+        (("coverage", scope.coverage),),
+    )
+
+
+@constraint(
+    "provider",
+    key=attrgetter("provider.id", "datacenter_province", "offer_kind"),
+    sets=("coverage",),
+    outcome_of=_provider_outcome,
+)
+def _provider(a: Assessment, ctx: Context) -> None:
+    _provider_outcome(a.offer, ctx).apply(a)
 
 
 @provider_constraint("provider_status")
@@ -1073,18 +1093,20 @@ def _evidence(a: Assessment, ctx: Context) -> None:
         days = ctx.evidence["stale_after_days"]
         oldest = min(measurements[key].at for key in stale)  # type: ignore[type-var]
         a.note(Reason("evidence.stale", _stale_texts, None, MEASURED, args=(sorted(stale), oldest, days)))
-    for key, claim_of, kind in BELOW_CLAIM:
-        measured, claimed = measurements.get(key), claim_of(a.offer)
-        if measured is None or not claimed or measured.source not in (MEASURED, VERIFIED):
+    limits = ctx.claim_limits
+    if limits is None:
+        limits = ctx.claim_limits = _claim_limits(ctx.evidence)
+    for key, claim_of, pass_at, warn_at in limits:
+        measured = measurements.get(key)
+        if measured is None:
+            continue
+        claimed = claim_of(a.offer)
+        if not claimed or measured.source not in (MEASURED, VERIFIED):
             continue
         ratio = float(measured.value) / float(claimed)
-        thresholds = ctx.evidence["thresholds"]
-        outcome = ratio_verdict(
-            ratio, getattr(thresholds, f"{kind}_pass"), getattr(thresholds, f"{kind}_warn")
-        )
-        if outcome == Verdict.passed:
+        if ratio >= pass_at:  # as ratio_verdict: passed
             continue
-        verdict = outcome.value
+        verdict = ratio_verdict(ratio, pass_at, warn_at).value
         a.penalty *= float(ctx.evidence["below_claim_factor"][verdict])
         a.note(
             Reason(
@@ -1096,6 +1118,15 @@ def _evidence(a: Assessment, ctx: Context) -> None:
                 args=(measured, claimed, ratio, verdict),
             )
         )
+
+
+def _claim_limits(evidence: dict[str, Any]) -> tuple[ClaimLimit, ...]:
+    """Per figure compared with the claim: (key, the claim, pass ratio, warn ratio), read once per run."""
+    thresholds = evidence["thresholds"]
+    return tuple(
+        (key, claim_of, getattr(thresholds, f"{kind}_pass"), getattr(thresholds, f"{kind}_warn"))
+        for key, claim_of, kind in BELOW_CLAIM
+    )
 
 
 def _stale_texts(keys: list[str], oldest: Any, days: int) -> tuple[str, str]:
@@ -1439,12 +1470,12 @@ def _rank(offers: list[OfferFacts], needs: Needs, today: date) -> list[Assessmen
     # verdicts and code stay hot); every offer still gets the constraints' reasons in their order. A verdict
     # that adds nothing is EMPTY; a constraint of measured offers only skips the others.
     plan = [
-        (check, spec.key, spec.sets, spec.reads_measurements, {})
+        (check, spec.key, spec.sets, spec.reads_measurements, spec.outcome_of, {})
         for check, spec in zip(CONSTRAINTS.values(), CONSTRAINT_SPECS.values(), strict=True)
     ]
     assessments = list(map(Assessment, offers))
     has_measurements = [bool(offer.measurements) for offer in offers]
-    for (check, key_of, sets, reads_measurements, verdicts), spec in zip(
+    for (check, key_of, sets, reads_measurements, outcome_of, verdicts), spec in zip(
         plan, CONSTRAINT_SPECS.values(), strict=True
     ):
         if key_of is None:
@@ -1458,7 +1489,9 @@ def _rank(offers: list[OfferFacts], needs: Needs, today: date) -> list[Assessmen
                 continue
             outcome = verdicts.get(key)
             if outcome is None:
-                outcome = verdicts[key] = Outcome.record(check, a.offer, ctx, sets)
+                outcome = verdicts[key] = (
+                    outcome_of(a.offer, ctx) if outcome_of else Outcome.record(check, a.offer, ctx, sets)
+                )
             if outcome is not EMPTY:
                 outcome.apply(a)
     eligible = [a for a in assessments if not a.excluded]
