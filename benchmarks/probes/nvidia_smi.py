@@ -11,6 +11,7 @@ import csv
 import functools
 import io
 import re
+import time
 from datetime import datetime
 from typing import Any
 
@@ -19,7 +20,7 @@ from flask_babel import gettext as _
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.probes.nvidia_smi_table import looks_like_table, parse_table
-from benchmarks.sample import ParseError, Sample
+from benchmarks.sample import ParseError, Sample, new_sample
 
 TOOL = "nvidia-smi"
 INVENTORY_FIELDS = ("index", "name", "memory.total", "driver_version", "pci.bus_id")
@@ -150,6 +151,7 @@ def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None
     index_at = columns.index("index") if "index" in columns else None
     name_at = columns.index("name") if "name" in columns else None
     stamp_at = columns.index("timestamp") if "timestamp" in columns else None
+    now = time.time()  # the time of reading, for rows without a timestamp column
     for number, row in enumerate(rows, start=1):
         if len(row) != len(columns):
             raise ParseError(
@@ -187,19 +189,18 @@ def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None
         missing = [field for field, _metric, _unit, value in values if value is None]
         if missing:
             metadata["not_available"] = missing
-        extra = {}
+        stamp = now
         if stamp_at is not None:
             stamp = _timestamp(row[stamp_at])
             if stamp is None:
                 raise ParseError(
                     TOOL, _("第 %(row)s 行：时间戳 %(value)s 格式不对", row=number, value=repr(row[stamp_at]))
                 )
-            extra = {"timestamp": stamp}
         if name_at is not None:
             gpus[index] = row[name_at]
-            samples.append(Sample("gpu", row[name_at], "", metadata, **extra))
+            samples.append(new_sample("gpu", row[name_at], "", metadata, stamp))
         samples += [
-            Sample(metric, value, unit, metadata, **extra)
+            new_sample(metric, value, unit, metadata, stamp)
             for _f, metric, unit, value in values
             if value is not None
         ]
