@@ -9,7 +9,6 @@ answered, declined or unanswered); the analyst accepts or rejects each with a co
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -24,7 +23,7 @@ from app.models.disclosure import Invitation, InvitationStatus
 from app.services import disclosure_schema as schema
 from app.services import invitations
 from app.services.errors import Conflict, FieldError, InvalidInput, from_validation_error
-from app.services.providers import CHILD_KINDS, get_provider, provider_input
+from app.services.providers import CHILD_KINDS, Page, get_provider, provider_input
 from app.vetting.identifiers import identify
 
 EXPIRED = "expired"
@@ -92,21 +91,6 @@ class InvitationQuery(BaseModel):
     per_page: int = 50
 
 
-@dataclass
-class InvitationPage:
-    """One page of invitations, newest first."""
-
-    items: list[Invitation]
-    total: int
-    page: int
-    per_page: int
-
-    @property
-    def pages(self) -> int:
-        """Number of pages (at least 1)."""
-        return max(1, math.ceil(self.total / self.per_page))
-
-
 def parse_list_query(params: dict[str, Any]) -> InvitationQuery:
     """Validate list filters from a query string; errors name the field and what it accepts."""
     cleaned = {key: value.strip() if isinstance(value, str) else value for key, value in params.items()}
@@ -130,7 +114,7 @@ def parse_list_query(params: dict[str, Any]) -> InvitationQuery:
 
 def list_invitations(
     session: Session, *, query: InvitationQuery, now: datetime | None = None
-) -> InvitationPage:
+) -> Page[Invitation]:
     """Invitations matching the filters, newest first."""
     stmt = select(Invitation)
     if query.status:
@@ -146,7 +130,7 @@ def list_invitations(
         .offset((query.page - 1) * query.per_page)
         .limit(query.per_page)
     ).all()
-    return InvitationPage(list(rows), total, query.page, query.per_page)
+    return Page(list(rows), total, query.page, query.per_page)
 
 
 def pending_for_provider(

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import sqlalchemy as sa
 from flask_babel import gettext as _
@@ -162,11 +162,14 @@ SORTS = {
 }
 
 
-@dataclass
-class Page:
-    """One page of providers with the numbers needed for pagination."""
+Item = TypeVar("Item")
 
-    items: list[Provider]
+
+@dataclass
+class Page(Generic[Item]):
+    """One page of a list (providers, invitations) with the numbers needed for pagination."""
+
+    items: list[Item]
     total: int
     page: int
     per_page: int
@@ -279,7 +282,7 @@ def _filtered(query: ProviderQuery) -> Any:
     return stmt
 
 
-def list_providers(session: Session, *, query: ProviderQuery) -> Page:
+def list_providers(session: Session, *, query: ProviderQuery) -> Page[Provider]:
     """One page of providers matching the query, nested records loaded in constant statements."""
     stmt = _filtered(query)
     total = session.exec(select(func.count()).select_from(stmt.subquery())).one()
