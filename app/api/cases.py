@@ -61,8 +61,9 @@ class CasePublic(BaseModel):
     updated_at: datetime
     answers: dict[str, Any]
     evidence_since_saved: dict[str, int] = Field(
-        description="保存后新增的基准测试与资质核查次数 (benchmark and check runs that landed after the case "
-        "was saved)"
+        description="保存后新增的基准测试次数，以及得出新结果的资质核查次数 "
+        "(benchmark runs that landed after the case was saved, and credential checks that came to a new "
+        "result: a first check, or findings or the verdict changed)"
     )
     advice: Optional[AdvicePublic] = None
 

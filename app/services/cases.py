@@ -35,6 +35,7 @@ from app.models.cases import ChecklistTick, ProcurementCase
 from app.models.checks import CheckRun, StoredFinding
 from app.models.enums import CertificationKind
 from app.models.trials import BenchRun, RunState
+from app.models.watch import ChangeEvent
 from app.services.bench_figures import figures_statement, time_reader, typed_value
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.versions import VersionedKind, check_version, commit_versioned
@@ -521,7 +522,12 @@ MISSING: Any = object()
 
 # ---------------------------------------------------------------- freshness
 def evidence_since(session: Session, *, case: ProcurementCase) -> dict[str, int]:
-    """Runs (executed or uploaded) and check runs that landed after the case was saved: one statement."""
+    """Runs (executed or uploaded) and check runs that changed something since the case was saved.
+
+    A check run counts when it is the provider's first or recorded a change (a finding added or cleared, a
+    severity or verdict changed): the daily re-check that finds what it found yesterday is not new evidence.
+    One statement.
+    """
     since = case.updated_at
     finished = col(BenchRun.finished_at)
     landed = sa.or_(finished > since, sa.and_(finished.is_(None), col(BenchRun.created_at) > since))
@@ -531,14 +537,30 @@ def evidence_since(session: Session, *, case: ProcurementCase) -> dict[str, int]
         .where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None), landed)
         .scalar_subquery()
     )
-    checks = (
-        sa.select(sa.func.count())
-        .select_from(CheckRun)
-        .where(col(CheckRun.created_at) > since)
+    # runs that recorded a change: found through the events' own time (indexed; events are few)
+    changed = (
+        sa.select(sa.func.count(sa.distinct(ChangeEvent.check_run_id)))
+        .where(col(ChangeEvent.created_at) > since, col(ChangeEvent.check_run_id).is_not(None))
         .scalar_subquery()
     )
-    run_count, check_count = session.execute(sa.select(runs, checks)).one()
-    return {"runs": int(run_count or 0), "check_runs": int(check_count or 0)}
+    # providers checked for the first time: one index seek per provider, however many runs there are
+    earlier: Any = sa.orm.aliased(CheckRun)
+    first_id = (
+        sa.select(sa.func.min(earlier.id))
+        .where(earlier.provider_id == Provider.id)
+        .correlate(Provider)
+        .scalar_subquery()
+    )
+    first = (
+        sa.select(sa.func.count())
+        .select_from(Provider)
+        .join(CheckRun, col(CheckRun.id) == first_id)
+        .where(col(CheckRun.created_at) > since)
+        .correlate(None)
+        .scalar_subquery()
+    )
+    run_count, changed_count, first_count = session.execute(sa.select(runs, changed, first)).one()
+    return {"runs": int(run_count or 0), "check_runs": int(changed_count or 0) + int(first_count or 0)}
 
 
 def resave_case(session: Session, *, case_id: int, version: Any) -> ProcurementCase:

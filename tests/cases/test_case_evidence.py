@@ -7,10 +7,11 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-from sqlmodel import Session
+from sqlmodel import Session, select
 
+from app.models import Licence
 from app.models.checks import CheckRun
-from app.services import bench_uploads, cases
+from app.services import bench_uploads, cases, checks
 from app.services.users import get_user
 from tests.cases import test_measured_offers as measured
 
@@ -151,3 +152,28 @@ def test_the_case_report_lists_the_nearest_misses_when_nothing_fits(session, off
     html = login("viewer").get(f"/cases/{case_id}/report?lang=en").get_data(as_text=True)
     table = html.split('id="nearest-misses"')[1].split("</table>")[0]
     assert "budget ¥120,000/month vs ¥100,000" in table and "would bring in 2 offer(s)" in table
+
+
+def test_a_recheck_that_finds_the_same_leaves_the_case_alone_and_a_changed_one_flags_it(
+    session, offers, login
+):
+    provider_id = offers[0].provider_id
+    checks.run_check(session, provider_id=provider_id)  # checked before the case was saved
+    case_id = new_case(session, answers())
+    client = login("viewer")
+    checks.run_check(session, provider_id=provider_id)  # the daily re-check: same findings, same verdict
+    assert 'id="evidence-changed"' not in client.get(f"/cases/{case_id}").get_data(as_text=True)
+    licence = session.exec(select(Licence).where(Licence.provider_id == provider_id)).one()
+    licence.status = "吊销"
+    session.commit()
+    checks.run_check(session, provider_id=provider_id)  # now the licence is revoked: a finding is added
+    html = client.get(f"/cases/{case_id}").get_data(as_text=True)
+    notice = html.split('id="evidence-changed"')[1].split("</div>")[0]
+    assert "保存后有 1 次资质核查得出了新结果" in notice and "基准测试" not in notice
+
+
+def test_a_first_credential_check_after_the_case_was_saved_flags_it(session, offers, token_for, app):
+    case_id = new_case(session, answers())
+    checks.run_check(session, provider_id=offers[0].provider_id)  # never checked before: a first check
+    response = app.test_client().get(f"/api/v1/cases/{case_id}", headers=token_for("viewer"))
+    assert response.get_json()["evidence_since_saved"] == {"runs": 0, "check_runs": 1}
