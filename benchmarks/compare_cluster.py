@@ -126,13 +126,126 @@ def _xid_problems(inputs: Inputs) -> Iterable[tuple[Verdict, str, str, str]]:
         )
 
 
+def _gpus(samples: list) -> str:
+    """The GPUs the results name ("0, 3"), or "" when they name none (a deployment check of the node)."""
+    found = sorted({int(gpu) for sample in samples for gpu in sample.metadata.get("gpus") or []})
+    return ", ".join(str(gpu) for gpu in found)
+
+
+def _dcgm_problems(inputs: Inputs) -> Iterable[tuple[Verdict, str, str, str]]:
+    """(verdict, subject, zh, en) per DCGM test that failed or warned, with its GPUs and DCGM's words."""
+    by_test: dict[tuple[str, str], list] = {}
+    for sample in inputs.of("dcgm_diag"):
+        if sample.value in ("fail", "warn"):
+            by_test.setdefault((str(sample.metadata.get("test") or ""), str(sample.value)), []).append(sample)
+    failures_first = sorted(by_test.items(), key=lambda item: (item[0][1] != "fail", item[0][0]))
+    for (test, status), samples in failures_first:
+        gpus = _gpus(samples)
+        where_zh, where_en = (f"（GPU {gpus}）", f" on GPU {gpus}") if gpus else ("", "")
+        said = next((text for sample in samples for text in sample.metadata.get("warnings") or []), "")
+        said = said.rstrip("。. ")
+        said_zh, said_en = (f"：{said}", f": {said}") if said else ("", "")
+        deployment = any(sample.metadata.get("deployment") for sample in samples)
+        if status == "warn":
+            verdict = Verdict.warn
+            zh = f"DCGM 诊断 {test} 给出警告{where_zh}{said_zh}；请供应商说明原因，并在处理后重跑 dcgmi diag"
+            en = (
+                f"the DCGM diagnostic {test} warned{where_en}{said_en}; ask the provider to explain it "
+                "and to run dcgmi diag again once it is dealt with"
+            )
+        elif deployment:
+            verdict = Verdict.failed
+            zh = (
+                f"DCGM 部署检查 {test} 未通过{where_zh}{said_zh}；要求供应商修好驱动和系统设置，"
+                "签约前重跑 dcgmi diag 并全部通过"
+            )
+            en = (
+                f"the DCGM deployment check {test} failed{where_en}{said_en}; ask the provider to fix the "
+                "driver and system setup it names and to pass dcgmi diag again before signing"
+            )
+        else:
+            verdict = Verdict.failed
+            zh = f"DCGM 诊断 {test} 未通过{where_zh}{said_zh}；签约前要求供应商更换这块卡或整台机器"
+            en = (
+                f"the DCGM diagnostic {test} failed{where_en}{said_en}; ask the provider to replace the card "
+                "or the node before signing"
+            )
+        yield verdict, f"dcgm:{test}", zh, en
+
+
+def _dcgm_notes(inputs: Inputs) -> Iterable[Comparison]:
+    """DCGM's diagnostic passed (skipped tests named), or why it did not run; nothing without DCGM data."""
+    results = inputs.of("dcgm_diag")
+    skipped = sorted({str(s.metadata.get("test") or "") for s in results if s.value == "skip"})
+    if skipped and any(sample.value in ("fail", "warn") for sample in results):
+        yield Comparison(
+            "gpu_health",
+            Verdict.info,
+            None,
+            None,
+            None,
+            "",
+            f"DCGM 诊断跳过了：{'、'.join(skipped)}（未检查）",
+            f"the DCGM diagnostic skipped {', '.join(skipped)} (not checked)",
+            subject="dcgm",
+        )
+    if results and not any(sample.value in ("fail", "warn") for sample in results):
+        tests = sorted({str(sample.metadata.get("test") or "") for sample in results})
+        version = next((s.metadata.get("dcgm_version") for s in inputs.of("dcgm_diag_available")), None)
+        dcgm = f"DCGM {version} " if version else "DCGM "
+        skipped_zh = f"；跳过：{'、'.join(skipped)}" if skipped else ""
+        skipped_en = f"; skipped: {', '.join(skipped)}" if skipped else ""
+        yield Comparison(
+            "gpu_health",
+            Verdict.passed,
+            len(tests),
+            None,
+            None,
+            "tests",
+            f"{dcgm}诊断（dcgmi diag）{len(tests)} 项测试无失败、无警告{skipped_zh}",
+            f"the {dcgm}diagnostic (dcgmi diag): {len(tests)} tests, none failed or warned{skipped_en}",
+            subject="dcgm",
+        )
+        return
+    if inputs.of("dcgm_diag_available", installed=False):
+        yield Comparison(
+            "gpu_health",
+            Verdict.info,
+            None,
+            None,
+            None,
+            "",
+            "目标服务器未安装 DCGM（dcgmi），未运行 dcgmi diag；可请供应商运行 dcgmi diag -r 1 -j 并提供输出",
+            "DCGM (dcgmi) is not installed on the target, so dcgmi diag did not run; you can ask the "
+            "provider to run dcgmi diag -r 1 -j and send its output",
+            subject="dcgm",
+        )
+    for sample in inputs.of("dcgm_diag_available", installed=True)[:1]:
+        if float(sample.value) == 0:
+            error = str(sample.metadata.get("error") or "")
+            yield Comparison(
+                "gpu_health",
+                Verdict.info,
+                None,
+                None,
+                None,
+                "",
+                f"目标服务器装有 DCGM，但 dcgmi diag 没有给出结果：{error}；"
+                "请供应商检查 nv-hostengine，自行运行 dcgmi diag -r 1 -j 并提供输出",
+                f"DCGM is installed on the target but dcgmi diag gave no result: {error}; ask the provider "
+                "to check nv-hostengine, run dcgmi diag -r 1 -j and send its output",
+                subject="dcgm",
+            )
+
+
 @check("gpu_health")
 def gpu_health(inputs: Inputs) -> Iterable[Comparison]:
-    """ECC errors, pages awaiting retirement, slowdowns, narrow PCIe links and Xid events."""
+    """ECC errors, pages awaiting retirement, slowdowns, narrow PCIe links, Xid events, DCGM's diagnostic."""
     checked = bool(inputs.of("gpu_pcie_width") or inputs.of("gpu_xid_events"))
-    problems = [*_gpu_problems(inputs), *_xid_problems(inputs)]
+    problems = [*_gpu_problems(inputs), *_xid_problems(inputs), *_dcgm_problems(inputs)]
     for verdict, subject, zh, en in problems:
         yield Comparison("gpu_health", verdict, None, None, None, "", zh, en, subject=subject)
+    yield from _dcgm_notes(inputs)
     if checked and not any(verdict is not Verdict.info for verdict, *_rest in problems):
         yield Comparison(
             "gpu_health",

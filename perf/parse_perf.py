@@ -73,6 +73,20 @@ def _nccl(size: int) -> str:
     return _lines("nccl/all_reduce_8xh100.txt", size, head=15, tail=3)
 
 
+def _dcgm(size: int) -> str:
+    data = json.loads((DATA / "dcgm" / "diag_r2_4.2.3_8xh100_pcie_warn.json").read_text())
+    category = data["DCGM Diagnostic"]["test_categories"][1]
+    results = category["tests"][0]["results"]
+    count = size // (len(json.dumps(results, indent="\t")) // len(results))
+    for _ in range(2):  # the nesting indents each result more than alone: scale the count to the size once
+        category["tests"][0]["results"] = [
+            {**results[index % len(results)], "entity_id": index} for index in range(count)
+        ]
+        text = json.dumps(data, indent="\t")
+        count = int(count * size / len(text))
+    return text
+
+
 def _kernel_log(size: int) -> str:
     return _lines("nvidia-smi/dmesg_xid.txt", size, head=0, tail=0)
 
@@ -85,6 +99,7 @@ INPUTS: dict[str, tuple[str, Callable[[int], str]]] = {
     "ping, many replies": ("ping", _ping),
     "nccl-tests table, many rows": ("nccl", _nccl),
     "kernel log with Xid lines": ("xid", _kernel_log),
+    "dcgmi diag JSON, many results": ("dcgmi", _dcgm),
 }
 
 

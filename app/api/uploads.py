@@ -25,7 +25,7 @@ FIELDS = ("tool", "path", "note", "output")
 class UploadRequest(BaseModel):
     """A tool output captured by hand (multipart/form-data: the same fields, the output as file `file`)."""
 
-    tool: str = Field(description="ping, iperf3, fio, lsblk, findmnt or nvidia-smi")
+    tool: str = Field(description=f"one of: {', '.join(bench_uploads.TOOLS)}")
     path: str | None = Field(
         default=None, description="intranet or public (iperf3: required; ping: default public); storage"
     )

@@ -1,5 +1,5 @@
-"""Tool outputs captured by hand: an analyst uploads raw ping / iperf3 / fio / lsblk / findmnt / nvidia-smi
-output for an offer, and it becomes a finished benchmark run with origin "uploaded".
+"""Tool outputs captured by hand: an analyst uploads the raw output of one of the TOOLS (ping, iperf3, fio,
+nvidia-smi, dcgmi ...) for an offer, and it becomes a finished benchmark run with origin "uploaded".
 
 The text is kept verbatim with the SHA-256 of the uploaded bytes, parsed by the probes' own pure parsers
 and compared with the offer's claims exactly as an executed run is (benchmarks.compare, thresholds from
@@ -24,7 +24,7 @@ from app.services.bench_runs import claims_of, thresholds
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.rechecks import recheck
 from benchmarks.compare import compare
-from benchmarks.probes import get_parser
+from benchmarks.probes import dcgm, get_parser
 from benchmarks.probes.disk import classify
 from benchmarks.probes.gpu_health import HEALTH_QUERY
 from benchmarks.sample import ParseError, Sample
@@ -73,6 +73,7 @@ TOOLS: dict[str, UploadTool] = {
         "nvidia-smi", "gpu_health", (), f"nvidia-smi --query-gpu={','.join(HEALTH_QUERY)} --format=csv"
     ),
     "dmesg": UploadTool("xid", "gpu_health", (), "dmesg (or journalctl -k --no-pager)"),
+    "dcgmi": UploadTool(dcgm.TOOL, "gpu_health", (), dcgm.DIAG_COMMAND),
     "nccl-tests": UploadTool("nccl", "collective", (), "all_reduce_perf -b 8 -e 8G -f 2 -g GPUS"),
     "ibv_devinfo": UploadTool("ibv_devinfo", "rdma", (), "ibv_devinfo -v"),
     "perftest": UploadTool("perftest", "rdma", ("intranet",), "ib_write_bw --report_gbits PEER_ADDRESS"),

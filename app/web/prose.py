@@ -20,7 +20,7 @@ _TECHNICAL = re.compile(
     r"(?<![\w./-])(?:"
     rf"flask(?: {_WORD})+"  # a whole gpuvet command line
     rf"|--[a-z][A-Za-z0-9_-]*(?:[= ]{_WORD})?"
-    r"|all_reduce_perf|nccl-tests|ib_write_bw|ib_read_lat|ibv_devinfo|nvidia-smi|iperf3|fio|ping|lsblk|findmnt"
+    r"|all_reduce_perf|nccl-tests|ib_write_bw|ib_read_lat|ibv_devinfo|nvidia-smi|dcgmi|iperf3|fio|ping|lsblk|findmnt"
     r"|fsync|busbw|algbw|mdev|ssh-keygen|uname|dmesg|journalctl|ethtool|tmux|nohup|nvme|vd|TRAN|nfs|ceph"
     r"|NET/IB|NET/Socket|fuse\.\*"
     r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+"

@@ -1,8 +1,9 @@
-"""GPU health: Xid events in the kernel log, and the reading of the nvidia-smi health query.
+"""GPU health: Xid events in the kernel log, the nvidia-smi health query, and DCGM's diagnostic.
 
 What a careful engineer checks before trusting rented GPUs: uncorrected ECC errors and pages waiting for
-retirement, Xid events (79: the GPU fell off the bus), clocks slowed by power or heat, and PCIe links
-running narrower than the card supports (x4 risers, a degraded slot).
+retirement, Xid events (79: the GPU fell off the bus), clocks slowed by power or heat, PCIe links running
+narrower than the card supports (x4 risers, a degraded slot), and `dcgmi diag` where DCGM is installed
+(benchmarks.probes.dcgm reads it).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
-from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes import dcgm, register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.sample import ParseError, Sample, ToolError
 
@@ -92,7 +93,7 @@ def slowdowns(mask_text: str) -> list[tuple[str, str]]:
 
 @register_probe
 class GpuHealthProbe(Probe):
-    """The nvidia-smi health query (PCIe link, ECC, pages, slowdowns) and Xid events in the kernel log."""
+    """The nvidia-smi health query, Xid events in the kernel log, `dcgmi diag -r 1` where DCGM is there."""
 
     name = "gpu_health"
     tool = "nvidia-smi"
@@ -102,7 +103,7 @@ class GpuHealthProbe(Probe):
         return {TARGET: ("nvidia-smi",)}
 
     def run(self, ctx: ProbeContext) -> None:
-        """Two short commands; both outputs are parsed later."""
+        """Three short commands; their outputs are parsed later."""
         query = ["nvidia-smi", f"--query-gpu={','.join(HEALTH_QUERY)}", "--format=csv"]
         result = ctx.execute(TARGET, "nvidia-smi health", query, timeout=60, parser="nvidia-smi")
         if result.exit_code != 0:
@@ -115,7 +116,15 @@ class GpuHealthProbe(Probe):
                 )
             )
         ctx.execute(TARGET, "kernel log (Xid)", ["sh", "-c", READ_KERNEL_LOG], timeout=60, parser=TOOL)
+        ctx.execute(
+            TARGET,
+            "dcgmi diag",
+            ["sh", "-c", dcgm.RUN_DIAG],
+            timeout=dcgm.DIAG_TIMEOUT_S,
+            parser=dcgm.TOOL,
+            parse_args={"optional": True},
+        )
 
     def estimated_seconds(self, params) -> float:
-        """A few seconds."""
-        return 3
+        """A few seconds (dcgmi diag -r 1 takes some more where DCGM is installed)."""
+        return 10

@@ -113,7 +113,7 @@ def test_gpu_suite_for_real_with_the_stand_in_gpu(trial_server, tmp_path):
     assert result.step("collective").error == "neither nccl-tests (all_reduce_perf) nor PyTorch is installed"
     health_step = result.step("gpu_health")
     labels = [output.label for output in health_step.outputs]
-    assert labels == ["nvidia-smi health", "kernel log (Xid)"]
+    assert labels == ["nvidia-smi health", "kernel log (Xid)", "dcgmi diag"]  # no DCGM here: a note
     assert one(health_step.samples, "gpu_xid_events") == 0  # this machine's own kernel log: no NVRM Xid
     found = by_subject([c for c in compare(Claims(), result.samples) if c.check == "gpu_health"])
     assert "x8 of x16" in found["gpu:2"][0].reason_en
