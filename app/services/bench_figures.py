@@ -3,8 +3,9 @@
 A succeeded run linked to an offer yields the figures the ranking reads (intranet / public / RDMA
 throughput, bandwidth behaviour, storage type, IOPS, write rate, GPU model and count, RTTs). They are
 written to `bench_figure` in the same transaction as the run or its steps (an after-flush hook, so every
-way of storing a run counts), and rebuilt for older runs by `flask --app wsgi bench refresh-figures` or
-the migration that adds the table.
+way of storing a run counts; only for runs that are, or were until this flush, succeeded, and deleted
+runs: a running run's progress saves cost nothing), and rebuilt for older runs by
+`flask --app wsgi bench refresh-figures` or the migration that adds the table.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from sqlalchemy.orm.util import identity_key
 
 from benchmarks.compare import offer_storage_type
 
@@ -23,6 +25,7 @@ MIB_TO_MB = 2**20 / 1e6
 INT_FIGURES = frozenset({"read_iops", "gpu_count"})  # figures whose value is a whole number
 TEXT_FIGURES = frozenset({"bandwidth_type", "storage_type", "gpu_model"})
 BATCH = 500  # runs per statement when rebuilding
+SUCCEEDED = "succeeded"  # RunState.succeeded: the only state whose runs supply figures
 
 Figures = dict[str, tuple[Any, str, str]]  # key -> (value, unit, note)
 
@@ -249,7 +252,7 @@ def rebuild(connection: Connection, run_ids: Iterable[int] | None = None) -> int
     for batch in _batches(ids):
         if run_ids is not None:
             connection.execute(sa.delete(figures).where(figures.c.run_id.in_(batch)))
-        succeeded = sa.and_(runs.c.state == "succeeded", runs.c.offer_id.is_not(None))
+        succeeded = sa.and_(runs.c.state == SUCCEEDED, runs.c.offer_id.is_not(None))
         stored = list(
             connection.execute(
                 sa.select(*(runs.c[name] for name in RUN_COLUMNS)).where(runs.c.id.in_(batch), succeeded)
@@ -273,17 +276,42 @@ def rebuild(connection: Connection, run_ids: Iterable[int] | None = None) -> int
 
 
 def refresh_after_flush(session: Any) -> None:
-    """After a flush that wrote runs or steps: their figures again, on the session's connection."""
-    from app.models.trials import BenchRun, BenchStep
-
-    run_ids: set[int] = set()
-    for item in chain(session.new, session.dirty, session.deleted):
-        if isinstance(item, BenchRun) and item.id is not None:
-            run_ids.add(item.id)
-        elif isinstance(item, BenchStep) and item.run_id is not None:
-            run_ids.add(item.run_id)
+    """After a flush that wrote runs or steps that may hold figures: their figures again, same connection."""
+    run_ids = runs_to_refresh(session)
     if run_ids:
         rebuild(session.connection(), run_ids)
+
+
+def runs_to_refresh(session: Any) -> set[int]:
+    """The runs flushed (themselves or their steps) whose figures may have changed.
+
+    A run's figures change only when it is succeeded, leaves succeeded, or is deleted: the steps a running
+    run saves on every progress event cost no statement. Where the state cannot be told without one (not
+    loaded in this session), the run is rebuilt, as the rebuild itself reads it.
+    """
+    from app.models.trials import BenchRun, BenchStep
+
+    runs: dict[int, bool] = {}  # run id -> whether its figures are rebuilt
+    for run in session.deleted:
+        if isinstance(run, BenchRun) and run.id is not None:
+            runs[run.id] = True
+    for run in chain(session.new, session.dirty):
+        if isinstance(run, BenchRun) and run.id is not None and run.id not in runs:
+            runs[run.id] = _may_hold_figures(run, new=run in session.new)
+    for step in chain(session.new, session.dirty, session.deleted):
+        if isinstance(step, BenchStep) and step.run_id is not None and step.run_id not in runs:
+            loaded = session.identity_map.get(identity_key(BenchRun, step.run_id))
+            runs[step.run_id] = loaded is None or _may_hold_figures(loaded, new=False)
+    return {run_id for run_id, refresh in runs.items() if refresh}
+
+
+def _may_hold_figures(run: Any, *, new: bool) -> bool:
+    """Whether a run is succeeded or was before this flush (attribute history; no statement is run)."""
+    history = sa.inspect(run).attrs.state.history
+    states = {*history.added, *history.unchanged, *history.deleted}
+    if SUCCEEDED in states or not states:  # succeeded now or before; or the state is not loaded
+        return True
+    return not new and bool(history.added) and not history.deleted  # changed from a state never loaded
 
 
 # ---------------------------------------------------------------- reading

@@ -17,10 +17,12 @@ from tests.live_server import gunicorn_server
 WRITERS = 20
 
 
-@pytest.fixture
-def server(app, database_url, tmp_path):
-    """gunicorn with four workers over the test database."""
-    with gunicorn_server(database_url=database_url, instance_path=tmp_path / "instance") as base_url:
+@pytest.fixture(scope="module")
+def server(database_url, tmp_path_factory):
+    """gunicorn with four workers over the test database, started once per backend (each test's `app`
+    empties the tables; the workers keep no state between requests)."""
+    instance = tmp_path_factory.mktemp("gunicorn") / "instance"
+    with gunicorn_server(database_url=database_url, instance_path=instance) as base_url:
         yield base_url
 
 

@@ -13,6 +13,7 @@ from app.models.trials import BenchRun, TrialServer
 from app.services import trials
 from tests.bench_support.sshd import Sshd
 from tests.trials.conftest import quick_params, server_data
+from tests.trials.recorded_runs import Recording
 
 pytestmark = pytest.mark.slow
 
@@ -72,20 +73,19 @@ def test_register_confirm_key_run_and_read_results(
     assert 'data-step="iperf3" data-status="ok"' in html
     assert "&#34;sum_received&#34;" in html  # raw output kept verbatim (HTML-escaped)
 
-    form = {
-        "suite": "quick",
-        "fio_seconds": "1",
-        "iperf3_seconds": "1",
-        "storage_path": params["storage_path"],
-    }
-    second = client.post(f"/trial-servers/{server.id}/runs", data=form)
-    assert second.status_code == 302
-    ids = sorted(run.id for run in session.exec(select(BenchRun)).all())
-    compare = client.get(f"/bench-runs/compare?a={ids[0]}&b={ids[1]}")
+    tab = client.get(f"/providers/{provider.id}/trials").get_data(as_text=True)
+    assert f'data-run="{run.id}"' in tab
+
+
+def test_two_runs_are_compared_and_the_tab_lists_the_newest(restored_runs: Recording, login):
+    """Two real quick runs of one server (recorded once per backend): their comparison and the tab."""
+    client = login("viewer")
+    first, second = restored_runs.run_ids
+    compare = client.get(f"/bench-runs/compare?a={first}&b={second}")
     assert compare.status_code == 200
     assert 'data-metric="read_iops"' in compare.get_data(as_text=True)
-    tab = client.get(f"/providers/{provider.id}/trials").get_data(as_text=True)
-    assert f'data-run="{ids[1]}"' in tab
+    tab = client.get(f"/providers/{restored_runs.provider_id}/trials").get_data(as_text=True)
+    assert f'data-run="{second}"' in tab
 
 
 def test_bad_form_input_is_shown_under_the_field(login, provider, trial_server: Sshd, session: Session):

@@ -4,7 +4,6 @@ figure, a chart even for a quick run, and a warning when the measured bandwidth 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
@@ -14,12 +13,11 @@ from app.models.trials import BenchRun, RunState, TrialServer
 from app.services import bench_runs, trials
 from app.services.providers import create_provider
 from tests.bench_support.sshd import Sshd
-from tests.trials.conftest import quick_params, server_data
+from tests.trials.conftest import server_data
+from tests.trials.recorded_runs import SOLD, Recording
 
 pytestmark = pytest.mark.slow
 
-# The issue's example: a 500 Mbit/s public link; a loopback iperf3 measures many Gbit/s.
-SOLD = {"gpu_model": "H800", "gpus_per_node": 8, "public_mbps": 500, "storage_type": "local_nvme"}
 # Codes that must not be read as words on the page (outside the raw outputs); English words such as
 # "bandwidth" are codes only on the Chinese page.
 CODES = ("storage_type", "ping_jitter", "ping_loss", "gpuvet->target", "virtual_disk", "local_nvme")
@@ -53,13 +51,11 @@ def sold_server(session: Session, sshd: Sshd, cipher, policy) -> TrialServer:
 
 
 @pytest.fixture
-def sold_run(session: Session, trial_server: Sshd, cipher, policy, tmp_path: Path) -> BenchRun:
+def sold_run(restored_runs: Recording, session: Session) -> BenchRun:
     """A finished quick run over loopback of a server whose offer sells a 500 Mbit/s public link."""
-    server = sold_server(session, trial_server, cipher, policy)
-    run = bench_runs.create_run(session, server_id=server.id, suite="quick", params=quick_params(tmp_path))
-    done = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, policy=policy)
-    assert done.state == RunState.succeeded
-    return done
+    run = session.get(BenchRun, restored_runs.run_ids[0])
+    assert run is not None and run.state == RunState.succeeded
+    return run
 
 
 def _page(client, path: str, language: str) -> tuple[str, str]:

@@ -19,6 +19,7 @@ from app.vetting.findings import RuleContext
 from app.vetting.rules.benchmarks import shared_bandwidth, storage_not_nvme
 from tests.bench_support.sshd import Sshd
 from tests.trials.conftest import quick_params, server_data
+from tests.trials.recorded_runs import Recording
 
 pytestmark = pytest.mark.slow
 
@@ -280,19 +281,15 @@ def test_bad_run_requests_name_the_field(session: Session, pinned: TrialServer, 
 
 
 def test_foreground_run_and_comparison_of_two_runs(
-    session: Session, pinned: TrialServer, cipher, policy, tmp_path: Path
+    restored_runs: Recording, session: Session, pinned: TrialServer, cipher, policy, tmp_path: Path
 ):
+    """A run executed in the foreground, compared with a real run of the same machine recorded earlier
+    (the recording runs two back to back on one server: a finished run does not block the next)."""
     events = []
-    ids = []
-    for _ in range(2):
-        run = bench_runs.create_run(
-            session, server_id=pinned.id, suite="quick", params=quick_params(tmp_path)
-        )
-        done = bench_runs.execute_run(
-            session, run_id=run.id, cipher=cipher, policy=policy, echo=events.append
-        )
-        assert done.state == RunState.succeeded
-        ids.append(done.id)
+    run = bench_runs.create_run(session, server_id=pinned.id, suite="quick", params=quick_params(tmp_path))
+    done = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, policy=policy, echo=events.append)
+    assert done.state == RunState.succeeded
+    ids = [restored_runs.run_ids[-1], done.id]
     assert events[-1].event == "done"
     rows = {row["metric"]: row for row in bench_runs.compare_runs(session, run_ids=ids)}
     assert len(rows["read_iops"]["values"]) == 2 and all(rows["read_iops"]["values"])
