@@ -87,9 +87,23 @@ class ProviderBase(_Clean):
 
 class Provider(Versioned, ProviderBase, table=True):
     __audited__ = True
+    __audit_skip__ = ("latest_check_run_id",)  # bookkeeping kept by the check runs, not an edit
 
     id: Optional[int] = Field(default=None, primary_key=True)
     version: int = Field(default=1)
+    # The newest check run, advanced in the transaction that stores a run (app.models.latest_runs), so
+    # the dashboard and list filters join one row instead of seeking every provider's runs.
+    latest_check_run_id: Optional[int] = Field(
+        default=None,
+        sa_column=Column(
+            sa.Integer,
+            sa.ForeignKey(
+                "check_run.id", ondelete="SET NULL", use_alter=True, name="fk_provider_latest_check_run_id"
+            ),
+            nullable=True,
+            index=True,
+        ),
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
     updated_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
 

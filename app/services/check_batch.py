@@ -1,9 +1,10 @@
 """Check many providers at once: the daily re-check and "check all" in chunks of a constant few statements.
 
 Per chunk: the providers with their records (6 statements), the facts (a few per source, see batch_facts),
-the rules in Python, then the runs, their findings and the change events against each provider's previous
-run in bulk INSERTs and one commit. Every stored run, finding and event is the one checks.run_check would
-store for the same provider on the same day (tests/checks/test_check_batch.py compares them).
+the rules in Python, then the runs (and one UPDATE of the providers' latest-run pointers), their findings and
+the change events against each provider's previous run in bulk INSERTs and one commit. Every stored run,
+finding and event is the one checks.run_check would store for the same provider on the same day
+(tests/checks/test_check_batch.py compares them).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
 
-from app.models import Provider
+from app.models import Provider, latest_runs
 from app.models.checks import CheckRun, StoredFinding
 from app.models.provider import utcnow
 from app.services import watch
@@ -103,6 +104,7 @@ def store_many(
         for evaluation in evaluations
     ]
     run_ids = _insert_runs(session, rows)
+    latest_runs.advance_many(session, [row["provider_id"] for row in rows])  # same transaction, one UPDATE
     findings, events = [], []
     for evaluation, row, run_id in zip(evaluations, rows, run_ids, strict=True):
         provider_id = row["provider_id"]

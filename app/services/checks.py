@@ -16,6 +16,7 @@ from app.jobs import JobCancelled, background, job_cancelled, report_progress
 from app.models import Datacenter, Provider
 from app.models.checks import CheckRun, StoredFinding
 from app.models.fields import blank_to_none, resolve_province_name
+from app.models.latest_runs import POINTER
 from app.services.errors import FieldError, InvalidInput, from_validation_error
 from app.services.facts import gather_facts_with_errors
 from app.services.providers import MAX_PAGE, get_provider
@@ -148,7 +149,7 @@ def store_evaluation(
     """Store one evaluation as a CheckRun with its findings and commit."""
     run = CheckRun(**run_row(evaluation, actor=session_actor(session, user), job_id=job_id))
     session.add(run)
-    session.flush()
+    session.flush()  # latest_runs' after_insert hook advances provider.latest_check_run_id in this flush
     session.add_all(
         _stored(finding, run=run, position=index) for index, finding in enumerate(evaluation.findings)
     )
@@ -228,9 +229,14 @@ def finding_dict(stored: StoredFinding) -> dict[str, Any]:
     }
 
 
-def latest_run_ids() -> Any:
-    """A subquery of the id of every provider's latest run (for the overview)."""
-    return select(func.max(CheckRun.id)).group_by(col(CheckRun.provider_id))
+def latest_run_join() -> Any:
+    """Join condition: the provider's latest run (its pointer, see app.models.latest_runs)."""
+    return CheckRun.id == POINTER
+
+
+def never_checked() -> Any:
+    """Providers without a check run (their pointer is empty)."""
+    return POINTER.is_(None)
 
 
 @background("vetting.check", title_zh="资质核查", title_en="Credential check", idempotent=True)
@@ -364,8 +370,7 @@ def findings_overview(session: Session, *, query: OverviewQuery) -> OverviewPage
 
     Four statements whatever the number of rows: count, page, the page's findings, never-checked count.
     """
-    latest = latest_run_ids()
-    base = [col(CheckRun.id).in_(latest), *_provider_conditions(query)]
+    base = _provider_conditions(query)
     verdict_rank = case(VERDICT_ORDER, value=CheckRun.verdict, else_=9)
     severity_rank = case(SEVERITY_ORDER, value=StoredFinding.severity, else_=9)
     findings_by_run: dict[int, list[StoredFinding]] = {}
@@ -373,15 +378,13 @@ def findings_overview(session: Session, *, query: OverviewQuery) -> OverviewPage
         stmt = (
             select(StoredFinding, CheckRun, Provider)
             .join(CheckRun, col(CheckRun.id) == StoredFinding.check_run_id)
-            .join(Provider, col(Provider.id) == CheckRun.provider_id)
+            .join(Provider, latest_run_join())
             .where(*base, *_finding_conditions(query))
         )
         order = [severity_rank, col(Provider.legal_name), col(Provider.id), col(StoredFinding.position)]
         total, rows = _page(session, stmt, order, query)
     else:
-        stmt = (
-            select(CheckRun, Provider).join(Provider, col(Provider.id) == CheckRun.provider_id).where(*base)
-        )
+        stmt = select(CheckRun, Provider).join(Provider, latest_run_join()).where(*base)
         finding_filters = _finding_conditions(query)
         if finding_filters:
             stmt = stmt.where(
@@ -404,11 +407,7 @@ def findings_overview(session: Session, *, query: OverviewQuery) -> OverviewPage
                 .order_by(col(StoredFinding.position))
             ).all():
                 findings_by_run.setdefault(finding.check_run_id, []).append(finding)
-    never = session.exec(
-        select(func.count(col(Provider.id))).where(
-            ~select(CheckRun.id).where(CheckRun.provider_id == Provider.id).exists()
-        )
-    ).one()
+    never = session.exec(select(func.count(col(Provider.id))).where(never_checked())).one()
     return OverviewPage(
         rows=rows,
         total=total,
@@ -434,7 +433,7 @@ def check_all_job(
     """
     stmt = select(Provider.id).order_by(col(Provider.id))
     if only_unchecked:
-        stmt = stmt.where(~select(CheckRun.id).where(CheckRun.provider_id == Provider.id).exists())
+        stmt = stmt.where(never_checked())
     provider_ids = list(session.exec(stmt).all())
     day = date.fromisoformat(today) if today else None
     from app.services.check_batch import check_providers  # it builds on this module

@@ -21,6 +21,7 @@ from app.models.checks import CheckRun
 from app.models.disclosure import Invitation, InvitationStatus
 from app.models.evidence import Lookup, LookupState
 from app.models.jobs import Job, JobState
+from app.models.latest_runs import POINTER
 from app.models.reports import ExportRecord
 from app.models.trials import BenchRun, RunState
 from app.models.watch import ChangeEvent
@@ -59,35 +60,24 @@ class Dashboard:
 
 
 # ---------------------------------------------------------------- conditions shared with the lists
-def latest_run_id() -> Any:
-    """Scalar subquery: the id of the provider's latest check run (correlated to Provider.id).
-
-    ORDER BY id DESC LIMIT 1 seeks the end of the provider's index range (SQLite's provider_id index holds
-    the rowid; PostgreSQL needs check_run (provider_id, id)), where max(id) reads every run of the provider.
-    """
-    return (
-        select(CheckRun.id)
-        .where(CheckRun.provider_id == Provider.id)
-        .order_by(col(CheckRun.id).desc())
-        .limit(1)
-        .correlate(Provider)
-    ).scalar_subquery()
+def _latest(column: Any) -> Any:
+    """Scalar subquery: a column of the provider's latest check run, found by its pointer (one key seek;
+    provider.latest_check_run_id is kept by app.models.latest_runs)."""
+    return select(column).where(CheckRun.id == POINTER).correlate(Provider).scalar_subquery()
 
 
 def verdict_condition(level: str) -> Any:
     """Providers whose latest check run has verdict `level` ("unchecked": never checked)."""
     if level == "unchecked":
-        return ~select(CheckRun.id).where(CheckRun.provider_id == Provider.id).correlate(Provider).exists()
-    latest = select(CheckRun.verdict).where(CheckRun.id == latest_run_id()).scalar_subquery()
-    return latest == level
+        return POINTER.is_(None)
+    return _latest(CheckRun.verdict) == level
 
 
 def checked_condition(checked: str, stale_days: int, now: datetime | None = None) -> Any:
     """Providers never checked ("never") or whose latest run is older than `stale_days` ("stale")."""
     if checked == "never":
         return verdict_condition("unchecked")
-    latest = select(CheckRun.created_at).where(CheckRun.id == latest_run_id()).scalar_subquery()
-    return latest < stale_cutoff(stale_days, now)
+    return _latest(CheckRun.created_at) < stale_cutoff(stale_days, now)
 
 
 def stale_cutoff(stale_days: int, now: datetime | None = None) -> datetime:
@@ -124,7 +114,7 @@ def _provider_figures(session: Session, board: Dashboard, cutoff: datetime) -> N
     rows = session.exec(
         select(latest.verdict, stale.label("stale"), func.count())
         .select_from(Provider)
-        .outerjoin(latest, col(latest.id) == latest_run_id())
+        .outerjoin(latest, col(latest.id) == POINTER)
         .group_by(latest.verdict, stale)
     ).all()
     board.verdicts = dict.fromkeys(VERDICT_LEVELS, 0)
