@@ -36,7 +36,7 @@ from sqlmodel import Session, SQLModel  # noqa: E402
 import app.models  # noqa: E402, F401 - registers every table
 from app.advice.answers import validate_answers  # noqa: E402
 from app.advice.engine import advise  # noqa: E402
-from app.models import Datacenter, Filing, Licence, Offer, Provider  # noqa: E402
+from app.models import Datacenter, Filing, Licence, Offer, Provider, latest_runs  # noqa: E402
 from app.models.checks import CheckRun, StoredFinding  # noqa: E402
 from app.models.trials import BenchRun, BenchStep, TrialServer  # noqa: E402
 from app.services import bench_figures, cases  # noqa: E402
@@ -173,6 +173,7 @@ def seed(url: str, count: int, share: float) -> float:
                 connection.execute(sa.insert(model.__table__), evidence[key])
         # the measured figures the runs' stored hook writes (bulk inserts bypass it): rebuilt at once
         bench_figures.rebuild(connection)
+        latest_runs.recompute(connection)  # each provider's pointer to its newest check run, likewise
     with engine.begin() as connection:
         connection.execute(sa.text("ANALYZE"))
     engine.dispose()

@@ -34,14 +34,7 @@ import sqlalchemy as sa  # noqa: E402
 from sqlmodel import Session, SQLModel  # noqa: E402
 
 import app.models  # noqa: E402, F401 - registers every table
-from app.models import (  # noqa: E402
-    Datacenter,
-    Filing,
-    Licence,
-    Offer,
-    Provider,
-    latest_runs,
-)
+from app.models import Datacenter, Filing, Licence, Offer, Provider, latest_runs  # noqa: E402
 from app.models.checks import CheckRun  # noqa: E402
 from app.models.disclosure import Invitation  # noqa: E402
 from app.models.evidence import Lookup  # noqa: E402

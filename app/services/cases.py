@@ -34,6 +34,7 @@ from app.models import AuditEntry, Certification, Datacenter, Licence, Offer, Pr
 from app.models.cases import ChecklistTick, ProcurementCase
 from app.models.checks import CheckRun, StoredFinding
 from app.models.enums import CertificationKind
+from app.models.latest_runs import POINTER
 from app.models.trials import BenchRun, RunState
 from app.models.watch import ChangeEvent
 from app.services.bench_figures import figures_statement, time_reader, typed_value
@@ -227,8 +228,9 @@ def _red_flags() -> dict[str, int | None]:
 
 
 def _latest_check_ids() -> Any:
-    """The id of each provider's most recent check run (a subquery)."""
-    return select(sa.func.max(CheckRun.id)).group_by(col(CheckRun.provider_id))
+    """The id of each provider's most recent check run (a subquery over the providers' pointer, so it does
+    not grow with the history of daily re-checks)."""
+    return select(POINTER).where(POINTER.is_not(None))
 
 
 def _latest_checks(session: Session) -> dict[int, Any]:
