@@ -173,21 +173,22 @@ def _dcgm_problems(inputs: Inputs) -> Iterable[tuple[Verdict, str, str, str]]:
         yield verdict, f"dcgm:{test}", zh, en
 
 
+def _dcgm_note(
+    verdict: Verdict, zh: str, en: str, *, value: float | None = None, unit: str = ""
+) -> Comparison:
+    """One gpu_health line about the DCGM diagnostic as a whole."""
+    return Comparison("gpu_health", verdict, value, None, None, unit, zh, en, subject="dcgm")
+
+
 def _dcgm_notes(inputs: Inputs) -> Iterable[Comparison]:
     """DCGM's diagnostic passed (skipped tests named), or why it did not run; nothing without DCGM data."""
     results = inputs.of("dcgm_diag")
     skipped = sorted({str(s.metadata.get("test") or "") for s in results if s.value == "skip"})
     if skipped and any(sample.value in ("fail", "warn") for sample in results):
-        yield Comparison(
-            "gpu_health",
+        yield _dcgm_note(
             Verdict.info,
-            None,
-            None,
-            None,
-            "",
             f"DCGM 诊断跳过了：{'、'.join(skipped)}（未检查）",
             f"the DCGM diagnostic skipped {', '.join(skipped)} (not checked)",
-            subject="dcgm",
         )
     if results and not any(sample.value in ("fail", "warn") for sample in results):
         tests = sorted({str(sample.metadata.get("test") or "") for sample in results})
@@ -195,46 +196,30 @@ def _dcgm_notes(inputs: Inputs) -> Iterable[Comparison]:
         dcgm = f"DCGM {version} " if version else "DCGM "
         skipped_zh = f"；跳过：{'、'.join(skipped)}" if skipped else ""
         skipped_en = f"; skipped: {', '.join(skipped)}" if skipped else ""
-        yield Comparison(
-            "gpu_health",
+        yield _dcgm_note(
             Verdict.passed,
-            len(tests),
-            None,
-            None,
-            "tests",
             f"{dcgm}诊断（dcgmi diag）{len(tests)} 项测试无失败、无警告{skipped_zh}",
             f"the {dcgm}diagnostic (dcgmi diag): {len(tests)} tests, none failed or warned{skipped_en}",
-            subject="dcgm",
+            value=len(tests),
+            unit="tests",
         )
         return
     if inputs.of("dcgm_diag_available", installed=False):
-        yield Comparison(
-            "gpu_health",
+        yield _dcgm_note(
             Verdict.info,
-            None,
-            None,
-            None,
-            "",
             "目标服务器未安装 DCGM（dcgmi），未运行 dcgmi diag；可请供应商运行 dcgmi diag -r 1 -j 并提供输出",
             "DCGM (dcgmi) is not installed on the target, so dcgmi diag did not run; you can ask the "
             "provider to run dcgmi diag -r 1 -j and send its output",
-            subject="dcgm",
         )
     for sample in inputs.of("dcgm_diag_available", installed=True)[:1]:
         if float(sample.value) == 0:
             error = str(sample.metadata.get("error") or "")
-            yield Comparison(
-                "gpu_health",
+            yield _dcgm_note(
                 Verdict.info,
-                None,
-                None,
-                None,
-                "",
                 f"目标服务器装有 DCGM，但 dcgmi diag 没有给出结果：{error}；"
                 "请供应商检查 nv-hostengine，自行运行 dcgmi diag -r 1 -j 并提供输出",
                 f"DCGM is installed on the target but dcgmi diag gave no result: {error}; ask the provider "
                 "to check nv-hostengine, run dcgmi diag -r 1 -j and send its output",
-                subject="dcgm",
             )
 
 
