@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import functools
-import io
 import re
 import time
 from datetime import datetime
@@ -71,13 +70,14 @@ def _looks_like_header(cells: list[str]) -> bool:
 
 
 def _rows(text: str) -> list[list[str]]:
-    lines = [line for line in text.splitlines() if line.strip()]
     try:
-        return [[cell.strip() for cell in row] for row in csv.reader(io.StringIO("\n".join(lines)))]
+        rows = [[cell.strip() for cell in row] for row in csv.reader(text.splitlines())]
     except csv.Error as exc:
         raise ParseError(TOOL, _("不是 CSV：%(problem)s", problem=exc)) from exc
+    return [row for row in rows if len(row) > 1 or (row and row[0])]  # blank lines dropped
 
 
+@functools.lru_cache(maxsize=16384)  # readings repeat ("98 %", "70321 MiB"): each text is parsed once
 def _value(text: str, field: str) -> float | None:
     number, _space, unit = text.partition(" ")
     if unit in VALUE_UNITS:  # "98 %", "70321 MiB", or a bare number (nounits): no regex needed
@@ -104,8 +104,10 @@ def _whole_seconds(text: str) -> float | None:
         return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _timestamp(text: str) -> float | None:
-    """nvidia-smi's local 'YYYY/MM/DD HH:MM:SS.fff' as epoch seconds (rows share seconds: cached)."""
+    """nvidia-smi's local 'YYYY/MM/DD HH:MM:SS.fff' as epoch seconds (every GPU's row of a reading shares
+    it: cached)."""
     match = _STAMP.match(text)
     if match is None:
         return None
