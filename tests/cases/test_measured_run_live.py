@@ -34,7 +34,8 @@ def test_a_run_on_the_shaped_link_makes_the_1_gbps_offer_measured_and_lowers_it(
 
     figures = {o.id: o for o in cases.offer_facts(session, today=TODAY)}[measured_offer.id].measurements
     public = figures["public_mbps"]
-    assert 180 <= public.value <= 220 and public.source == "measured" and public.run_id == run.id
+    # the shaped 200 Mbit/s, not the 1 Gbps claim (3 s of iperf3 on a busy CPU has read 162-200)
+    assert 120 <= public.value <= 220 and public.source == "measured" and public.run_id == run.id
     assert figures["storage_type"].value and "gpu_count" not in figures  # no nvidia-smi in the namespace
 
     offers = {
