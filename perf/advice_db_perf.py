@@ -10,8 +10,10 @@ successful quick-suite benchmark run with its samples for a share of the offers 
 intranet iperf3, ping, fio 4k random read, disk type; some far below the claim, some stale) and the
 measured figures (bench_figure) those runs write when stored. Then it times
 `cases.advise_answers` end to end (offer facts read from the database, then the advice) against the pure
-advice of the same offers (facts built once), counts the SQL statements one advice sends (a
-before_cursor_execute listener), and prints both sizes side by side with the database overhead ratio.
+advice of the same offers (facts and their OfferTable built once, as perf/advice_perf.py times it), counts
+the SQL statements one advice sends (a before_cursor_execute listener), and prints both sizes side by side
+with the database overhead ratio, and what the database part is made of: reading the offer facts and
+building their table of codes.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from app.models import Datacenter, Filing, Licence, Offer, Provider, latest_runs
 from app.models.checks import CheckRun, StoredFinding  # noqa: E402
 from app.models.trials import BenchRun, BenchStep, TrialServer  # noqa: E402
 from app.services import bench_figures, cases  # noqa: E402
+from perf.advice_perf import build_table  # noqa: E402
 from perf.registry_perf import _rows  # noqa: E402
 
 TODAY = date(2026, 6, 1)
@@ -232,12 +235,15 @@ def measure(url: str, runs: int) -> dict[str, Any]:
         end_to_end()
         per_request = len(statements)
         facts = cases.offer_facts(session, today=TODAY)
+        facts_ms = _median_ms(lambda: (cases.offer_facts(session, today=TODAY), session.rollback()), runs)[0]
         db_ms, db_cpu = _median_ms(end_to_end, runs)
         json_ms = _median_ms(lambda: (measurements_from_samples(session), session.rollback()), runs)[1]
         columns_ms = _median_ms(
             lambda: (cases.offer_measurements(session, today=TODAY), session.rollback()), runs
         )[1]
-    pure_ms, pure_cpu = _median_ms(lambda: advise(answers, facts, today=TODAY), runs)
+    table_ms = _median_ms(lambda: build_table(facts), runs)[0]
+    table = build_table(facts)
+    pure_ms, pure_cpu = _median_ms(lambda: advise(answers, table, today=TODAY), runs)
     engine.dispose()
     measured = sum(1 for fact in facts if fact.measurements)
     return {
@@ -248,6 +254,8 @@ def measure(url: str, runs: int) -> dict[str, Any]:
         "pure": pure_ms,
         "db_cpu": db_cpu,
         "pure_cpu": pure_cpu,
+        "facts": facts_ms,
+        "table": table_ms,
         "json_cpu": json_ms,
         "columns_cpu": columns_ms,
     }
@@ -287,6 +295,9 @@ def main() -> int:
             f"{row['db_cpu']:10.1f} {row['pure_cpu']:6.1f} {row['db_cpu'] - row['pure_cpu']:8.1f} "
             f"{cpu_overhead:8.0%}"
         )
+    print("the database part (wall ms): reading the offer facts | building their table of codes")
+    for size, row in results.items():
+        print(f"{size:9d} providers: {row['facts']:8.1f} | {row['table']:8.1f}")
     print("reading the measured figures (CPU ms): from sample JSON (before bench_figure) | from bench_figure")
     for size, row in results.items():
         print(f"{size:9d} providers: {row['json_cpu']:8.1f} | {row['columns_cpu']:8.1f}")

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from app.advice import checklist, faq
 from app.advice.answers import Answers
+from app.advice.deciding import rank_offers
 from app.advice.facts import OfferFacts
 from app.advice.knowledge import assumptions, load
 from app.advice.misses import nearest_misses
 from app.advice.numbers import fmt, tidy
-from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict, rank_offers
+from app.advice.offer_table import OfferTable
+from app.advice.ranked import Part, Ranking
+from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict
 from app.advice.requirements import Needs, compute_needs, rtt_between
 
 
@@ -23,25 +26,25 @@ class Advice:
 
     answers: Answers
     needs: Needs
-    ranked: list[Assessment]
+    ranked: Ranking
     checklist: list[checklist.Entry]
     faq: list[dict[str, Any]]
 
     @property
-    def eligible(self) -> list[Assessment]:
+    def eligible(self) -> Part:
         """Offers that pass every hard constraint, best first."""
-        return [a for a in self.ranked if not a.excluded]
+        return self.ranked.eligible
 
     @property
-    def excluded(self) -> list[Assessment]:
-        """Offers excluded by a hard constraint."""
-        return [a for a in self.ranked if a.excluded]
+    def excluded(self) -> Part:
+        """Offers excluded by a hard constraint, fewest reasons first."""
+        return self.ranked.excluded
 
     def to_dict(
         self, *, limit: int | None = None, step_url: Callable[[str], str | None] | None = None
     ) -> dict[str, Any]:
         """JSON form (`flask advise`, the API's `advice`); `step_url(step)` links a questionnaire step."""
-        offers = self.ranked if limit is None else self.eligible[:limit] + self.excluded[:limit]
+        offers = list(self.ranked) if limit is None else self.eligible[:limit] + self.excluded[:limit]
         return {
             "workload": workload_summary(self.needs),
             "requirements": [quantity.to_dict() for quantity in self.needs.quantities],
@@ -51,7 +54,7 @@ class Advice:
                 "eligible": len(self.eligible),
                 "excluded": len(self.excluded),
                 "unverified": unverified_notes(self.ranked),
-                "to_confirm": sum(1 for a in self.ranked if a.confirm and not a.excluded),
+                "to_confirm": self.ranked.to_confirm_count(),
             },
             "nearest_misses": _linked(nearest_misses(self.ranked, self.needs), step_url),
             "evidence": evidence_used(offers),
@@ -125,26 +128,24 @@ def workload_summary(needs: Needs) -> dict[str, Any]:
     }
 
 
-def rtt_table(needs: Needs, ranked: list[Assessment]) -> list[dict[str, Any]]:
+def rtt_table(needs: Needs, ranked: Ranking) -> list[dict[str, Any]]:
     """Estimated distance and round trip from the office and each user city to every datacenter city."""
     origins = [needs.office_city, *[city for city in needs.user_cities if city != needs.office_city]]
-    rows: dict[str, dict[str, Any]] = {}
-    for a in ranked:
-        if a.city is None or a.city.name in rows:
-            continue
-        row: dict[str, Any] = {"datacenter_city": a.city.name, "province": a.city.province, "from": []}
+    rows = []
+    for city in ranked.cities():
+        row: dict[str, Any] = {"datacenter_city": city.name, "province": city.province, "from": []}
         for origin in origins:
-            distance, rtt = rtt_between(origin, a.city)
+            distance, rtt = rtt_between(origin, city)
             row["from"].append({"city": origin.name, "km": round(distance), "rtt_ms": round(rtt, 1)})
-        rows[a.city.name] = row
-    return sorted(rows.values(), key=lambda row: row["from"][0]["rtt_ms"])
+        rows.append(row)
+    return sorted(rows, key=lambda row: row["from"][0]["rtt_ms"])
 
 
-def unverified_notes(ranked: list[Assessment]) -> list[dict[str, str]]:
+def unverified_notes(ranked: Ranking) -> list[dict[str, str]]:
     """What the advice rests on that nobody has verified yet."""
-    providers = {a.offer.provider.id: a.offer.provider for a in ranked}
-    unchecked = [p for p in providers.values() if p.check is None and not p.findings]
-    measured = sum(1 for a in ranked if a.offer.measurements)
+    providers = ranked.table.providers
+    unchecked = [p for p in providers if p.check is None and not p.findings]
+    measured = int(ranked.table.measured.sum())
     notes = []
     if unchecked:
         notes.append(
@@ -199,7 +200,7 @@ def assumption_list() -> list[dict[str, Any]]:
     return out
 
 
-def measure_first_counts(ranked: list[Assessment]) -> dict[str, int]:
+def measure_first_counts(ranked: Iterable[Assessment]) -> dict[str, int]:
     """Per checklist item, how many ranked (not excluded) offers must be measured on it before signing."""
     counts: dict[str, int] = {}
     for a in ranked:
@@ -210,7 +211,7 @@ def measure_first_counts(ranked: list[Assessment]) -> dict[str, int]:
     return counts
 
 
-def confirm_counts(ranked: list[Assessment]) -> dict[str, int]:
+def confirm_counts(ranked: Iterable[Assessment]) -> dict[str, int]:
     """Per unrecorded fact (待确认), how many ranked offers must confirm it with the provider."""
     counts: dict[str, int] = {}
     for a in ranked:
@@ -222,7 +223,7 @@ def confirm_counts(ranked: list[Assessment]) -> dict[str, int]:
 
 def advise(
     answers: Answers,
-    offers: list[OfferFacts],
+    offers: list[OfferFacts] | OfferTable,
     *,
     today: date | None = None,
     ticks: list[checklist.Tick] | None = None,
@@ -233,7 +234,7 @@ def advise(
     entries = checklist.build(
         needs,
         ticks=ticks or [],
-        measure_first=measure_first_counts(ranked),
-        to_confirm=confirm_counts(ranked),
+        measure_first=ranked.measure_first_counts(),
+        to_confirm=ranked.confirm_counts(),
     )
     return Advice(answers, needs, ranked, entries, faq.build(needs, ranked))

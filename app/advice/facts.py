@@ -159,6 +159,37 @@ class ProviderFacts:
         """Short name when there is one."""
         return self.short_name or self.name
 
+    @property
+    def licence_terms(self) -> tuple[tuple[Any, ...], ...]:
+        """What decides licence coverage, without the numbers (equal terms are judged alike)."""
+        return tuple(
+            (
+                lic.kind,
+                lic.province,
+                lic.issuer_level,
+                lic.business_items,
+                lic.resource_collab,
+                lic.coverage,
+                lic.status,
+                lic.issued_on,
+                lic.expires_on,
+            )
+            for lic in self.licences
+        )
+
+    @property
+    def blocker_count(self) -> int:
+        """Blocker findings of the credential rules (benchmark findings are weighed per offer instead)."""
+        return sum(
+            1 for f in self.findings if f.severity == "blocker" and not f.rule_id.startswith("benchmarks.")
+        )
+
+    @property
+    def credential_standing(self) -> tuple[bool, int]:
+        """(never checked, warning count): what the credentials score reads."""
+        warnings = sum(1 for f in self.findings if f.severity == "warning")
+        return self.check is None and not self.findings, warnings
+
 
 @dataclass(frozen=True)
 class OfferFacts:

@@ -10,7 +10,7 @@ from app.advice import cities
 from app.advice.answers import WorkloadKind
 from app.advice.knowledge import assumptions, load
 from app.advice.numbers import fmt, hours_text, tidy
-from app.advice.ranking import Assessment
+from app.advice.ranked import Ranking
 from app.advice.requirements import Needs, network_constants
 
 
@@ -70,19 +70,17 @@ def _storage_facts(needs: Needs) -> dict[str, Any]:
     return facts
 
 
-def _ranking_facts(needs: Needs, ranked: list[Assessment]) -> dict[str, Any]:
-    eligible = [a for a in ranked if not a.excluded]
+def _ranking_facts(needs: Needs, ranked: Ranking) -> dict[str, Any]:
+    eligible = ranked.eligible
     facts: dict[str, Any] = {
         "eligible_count": len(eligible),
-        "licence_excluded_count": sum(
-            1 for a in ranked if any(reason.code.startswith("licence.") for reason in a.excluded)
-        ),
+        "licence_excluded_count": ranked.licence_excluded_count(),
     }
     facts["licence_excluded"] = facts["licence_excluded_count"] > 0
-    facts["to_confirm_count"] = sum(1 for a in eligible if a.confirm)
+    facts["to_confirm_count"] = ranked.to_confirm_count()
     facts["has_to_confirm"] = facts["to_confirm_count"] > 0
-    facts["nothing_fits"] = bool(ranked) and not eligible
-    if eligible:
+    facts["nothing_fits"] = bool(len(ranked)) and not len(eligible)
+    if len(eligible):
         top = eligible[0]
         facts["top_offer"] = top.offer.label
         facts["top_cost"] = top.cost.value if top.cost else None
@@ -90,26 +88,24 @@ def _ranking_facts(needs: Needs, ranked: list[Assessment]) -> dict[str, Any]:
             facts["top_city"] = top.city.name
             facts["top_office_rtt_ms"] = top.office_rtt_ms
             facts["top_office_km"] = cities.distance_km(needs.office_city, top.city)
-        priced = [a for a in eligible if a.cost and a.cost.value]
-        if priced:
-            cheapest = min(priced, key=lambda a: a.cost.value)  # type: ignore[union-attr]
+        cheapest = ranked.cheapest()
+        if cheapest is not None and cheapest.cost is not None:
             facts["cheapest_offer"] = cheapest.offer.label
-            facts["cheapest_cost"] = cheapest.cost.value  # type: ignore[union-attr]
-            basis = cheapest.cost.basis  # type: ignore[union-attr]
+            facts["cheapest_cost"] = cheapest.cost.value
+            basis = cheapest.cost.basis
             facts["cheapest_basis_zh"] = "按月价" if basis == "month" else "按卡时价 × 卡数 × 小时"
             facts["cheapest_basis_en"] = (
                 "monthly price" if basis == "month" else "GPU-hour price × GPUs × hours"
             )
-        with_users = [a for a in eligible if a.user_rtt_ms]
-        if with_users:
-            nearest = min(with_users, key=lambda a: max(a.user_rtt_ms.values()))
+        nearest = ranked.nearest()
+        if nearest is not None:
             facts["has_nearest"] = True
             facts["nearest_city"] = nearest.city.name if nearest.city else None
             facts["nearest_rtt_ms"] = max(nearest.user_rtt_ms.values())
     return facts
 
 
-def facts(needs: Needs, ranked: list[Assessment]) -> dict[str, Any]:
+def facts(needs: Needs, ranked: Ranking) -> dict[str, Any]:
     """Every placeholder value and condition the templates may use."""
     scenario = load("scenarios")["kinds"][needs.kind.value]
     values: dict[str, Any] = {
@@ -173,7 +169,7 @@ def _present(names: list[str], values: dict[str, Any]) -> bool:
     return all(values.get(name) not in (None, "") for name in names)
 
 
-def build(needs: Needs, ranked: list[Assessment]) -> list[dict[str, Any]]:
+def build(needs: Needs, ranked: Ranking) -> list[dict[str, Any]]:
     """The questions that apply to the case, each answered in Chinese and English with its numbers."""
     values = facts(needs, ranked)
     out = []

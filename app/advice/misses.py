@@ -10,8 +10,10 @@ from typing import Any
 from app.advice.facts import SOURCE_LABELS
 from app.advice.knowledge import assumptions
 from app.advice.numbers import fmt
-from app.advice.ranking import Assessment, best, storage_figures, without_gc
+from app.advice.ranked import Ranking
+from app.advice.ranking import Assessment, best, storage_figures
 from app.advice.requirements import Needs
+from benchmarks.gc_pause import without_gc
 
 MAX_MISSES = 5
 
@@ -187,14 +189,12 @@ def _with_gaps(a: Assessment, codes: dict[str, str | None], needs: Needs) -> Can
     return Candidate(a, codes, {code: CONDITIONS[code][2](a, needs) for code in codes})
 
 
-def nearest_misses(
-    ranked: list[Assessment], needs: Needs, *, limit: int = MAX_MISSES
-) -> dict[str, Any] | None:
+def nearest_misses(ranked: Ranking, needs: Needs, *, limit: int = MAX_MISSES) -> dict[str, Any] | None:
     """The nearest misses and the relaxations that would help, or None when some offer fits."""
-    if any(not a.excluded for a in ranked):
+    if len(ranked.eligible):
         return None
     with without_gc():
-        return _nearest(ranked, needs, limit)
+        return _nearest(list(ranked), needs, limit)
 
 
 def _nearest(ranked: list[Assessment], needs: Needs, limit: int) -> dict[str, Any]:

@@ -8,9 +8,10 @@ a measured figure always beats the provider's claim.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import partial
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -36,7 +37,6 @@ from app.advice.reasons import Reason, Texts
 from app.advice.requirements import Needs, latency_constants, network_constants, storage_name
 from app.advice.sizing import MonthlyCost, monthly_cost, sync_seconds
 from benchmarks.compare import model_key, ratio_verdict
-from benchmarks.gc_pause import without_gc
 
 
 class Figure(NamedTuple):
@@ -299,39 +299,59 @@ class Context:
 
 Constraint = Callable[[Assessment, Context], None]
 OfferKey = Callable[[OfferFacts], Any]
+# A part of a constraint that the column ranking decides on its own columns: the parts' verdicts together
+# (reasons added, stale figures joined, score factors multiplied) are the constraint's verdict.
+Part = tuple[tuple[str, ...], Callable[[OfferFacts, "Context"], "Outcome"]]
 Scorer = Callable[[Assessment, Context], float]
 Explainer = Callable[[Assessment, Context], Reason]
 CONSTRAINTS: dict[str, Constraint] = {}
 CRITERIA: dict[str, Scorer] = {}
 EXPLANATIONS: dict[str, Explainer] = {}
-CRITERION_SPECS: dict[str, tuple[Callable[[Assessment], Any] | None, bool]] = {}
 
 
 @dataclass(frozen=True, slots=True)
 class ConstraintSpec:
-    """How a constraint's verdict may be shared: by `key(offer)`, what it sets, whether it reads runs."""
+    """What a constraint's verdict depends on (offer_table column names), what it sets, when it applies."""
 
-    key: OfferKey | None = None
+    columns: tuple[str, ...] = ()  # offer and provider attributes it reads
+    measures: tuple[str, ...] = ()  # measured figures it reads ("days": when the figures were measured)
     sets: tuple[str, ...] = ()
-    reads_measurements: bool = False
     measured_only: bool = False  # adds nothing to an offer without measurements
     outcome_of: Callable[[OfferFacts, Context], Outcome] | None = None  # its verdict, without an Assessment
+    parts: Callable[[], list[Part]] | None = None  # decided part by part, each on its own columns
+
+    @property
+    def key(self) -> OfferKey | None:
+        """The offer's values of `columns` (offers with equal keys and no measurements share a verdict)."""
+        return attrgetter(*self.columns) if self.columns else None
+
+    @property
+    def reads_measurements(self) -> bool:
+        """Whether measured figures change the verdict."""
+        return bool(self.measures)
+
+    @property
+    def table_columns(self) -> tuple[str, ...]:
+        """Every offer_table column the verdict depends on."""
+        return (*self.columns, *(f"m:{key}" for key in self.measures))
 
 
 CONSTRAINT_SPECS: dict[str, ConstraintSpec] = {}
 
 
-# With `key`, a constraint's verdict depends on nothing but `key(offer)` (and the case): it is worked out
-# once per distinct key and shared, the attributes named in `sets` included. A constraint that
-# `reads_measurements` is shared only among offers without measured figures.
+# A constraint's verdict depends on nothing but the offer's `columns` and `measures` (and the case): the
+# ranking works it out once per distinct combination and shares it, the attributes named in `sets`
+# included. Declaring fewer columns than the check reads makes offers share a wrong verdict; the
+# equivalence tests (every check run on every offer) catch that.
 def constraint(
     name: str,
     *,
-    key: OfferKey | None = None,
+    columns: tuple[str, ...] = (),
+    measures: tuple[str, ...] = (),
     sets: tuple[str, ...] = (),
-    reads_measurements: bool = False,
     measured_only: bool = False,
     outcome_of: Callable[[OfferFacts, Context], Outcome] | None = None,
+    parts: Callable[[], list[Part]] | None = None,
 ) -> Callable[[Constraint], Constraint]:
     """Register a hard constraint; it calls assessment.exclude() / .mark() (see the note above)."""
 
@@ -339,22 +359,43 @@ def constraint(
         if name in CONSTRAINTS:
             raise ValueError(f"constraint {name!r} is registered twice")
         CONSTRAINTS[name] = check
-        CONSTRAINT_SPECS[name] = ConstraintSpec(key, sets, reads_measurements, measured_only, outcome_of)
+        CONSTRAINT_SPECS[name] = ConstraintSpec(columns, measures, sets, measured_only, outcome_of, parts)
         return check
 
     return decorator
 
 
+class CriterionSpec(NamedTuple):
+    """What a criterion's score depends on: columns and measures as for constraints, and the constraints
+    whose `sets` values it reads (e.g. the cost the budget constraint worked out)."""
+
+    columns: tuple[str, ...] = ()
+    measures: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+    @property
+    def table_columns(self) -> tuple[str, ...]:
+        """Every offer_table column the score depends on (besides the constraints in `after`)."""
+        return (*self.columns, *(f"m:{key}" for key in self.measures))
+
+
+CRITERION_SPECS: dict[str, CriterionSpec] = {}
+
+
 def criterion(
-    name: str, *, key: Callable[[Assessment], Any] | None = None, reads_measurements: bool = False
+    name: str,
+    *,
+    columns: tuple[str, ...] = (),
+    measures: tuple[str, ...] = (),
+    after: tuple[str, ...] = (),
 ) -> Callable[[Scorer], Scorer]:
-    """Register a scored criterion returning its score (0-1); `key` as for constraint(), on the assessment."""
+    """Register a scored criterion returning its score (0-1), with what its score depends on."""
 
     def decorator(check: Scorer) -> Scorer:
         if name in CRITERIA:
             raise ValueError(f"criterion {name!r} is registered twice")
         CRITERIA[name] = check
-        CRITERION_SPECS[name] = (key, reads_measurements)
+        CRITERION_SPECS[name] = CriterionSpec(columns, measures, after)
         return check
 
     return decorator
@@ -498,23 +539,32 @@ ProviderConstraint = Callable[[Scope, "Context"], None]
 PROVIDER_CONSTRAINTS: dict[str, ProviderConstraint] = {}
 
 
-def provider_constraint(name: str) -> Callable[[ProviderConstraint], ProviderConstraint]:
-    """Register a hard constraint on the provider (status, licences, findings, certifications); it is
-    evaluated once per provider, province and offer kind, not once per offer."""
+PROVIDER_COLUMNS: dict[str, tuple[str, ...]] = {}  # per provider constraint, the columns it reads
+
+
+def provider_constraint(
+    name: str, *, columns: tuple[str, ...]
+) -> Callable[[ProviderConstraint], ProviderConstraint]:
+    """Register a hard constraint on the provider (status, licences, findings, certifications); the
+    ranking decides it once per distinct value of its `columns` (offer_table names), not once per offer."""
 
     def decorator(check: ProviderConstraint) -> ProviderConstraint:
         if name in PROVIDER_CONSTRAINTS:
             raise ValueError(f"provider constraint {name!r} is registered twice")
         PROVIDER_CONSTRAINTS[name] = check
+        PROVIDER_COLUMNS[name] = columns
         return check
 
     return decorator
 
 
-def _provider_outcome(offer: OfferFacts, ctx: Context) -> Outcome:
-    """The provider constraints' verdict for the offer's provider, province and kind (its 待确认 last)."""
+def _provider_outcome(
+    offer: OfferFacts, ctx: Context, checks: Iterable[ProviderConstraint] | None = None
+) -> Outcome:
+    """The provider constraints' (or `checks'`) verdict for the offer's provider, province and kind (its
+    待确认 last)."""
     scope = Scope(offer.provider, offer.datacenter_province, offer.offer_kind)
-    for check in PROVIDER_CONSTRAINTS.values():
+    for check in PROVIDER_CONSTRAINTS.values() if checks is None else checks:
         check(scope, ctx)
     confirm = scope.confirm
     return Outcome(
@@ -526,17 +576,26 @@ def _provider_outcome(offer: OfferFacts, ctx: Context) -> Outcome:
     )
 
 
+def _provider_parts() -> list[Part]:
+    """Each provider constraint on its own columns (a provider's licences, findings and certifications)."""
+    return [
+        (PROVIDER_COLUMNS[name], partial(_provider_outcome, checks=(check,)))
+        for name, check in PROVIDER_CONSTRAINTS.items()
+    ]
+
+
 @constraint(
     "provider",
-    key=attrgetter("provider.id", "datacenter_province", "offer_kind"),
+    columns=("provider.id", "datacenter_province", "offer_kind"),
     sets=("coverage",),
     outcome_of=_provider_outcome,
+    parts=_provider_parts,
 )
 def _provider(a: Assessment, ctx: Context) -> None:
     _provider_outcome(a.offer, ctx).apply(a)
 
 
-@provider_constraint("provider_status")
+@provider_constraint("provider_status", columns=("provider.status",))
 def _provider_status(scope: Scope, ctx: Context) -> None:
     status = scope.provider.status
     if status in ("rejected", "suspended"):
@@ -549,7 +608,7 @@ def _provider_status(scope: Scope, ctx: Context) -> None:
         )
 
 
-@provider_constraint("licence")
+@provider_constraint("licence", columns=("provider.licence_terms", "datacenter_province", "offer_kind"))
 def _licence(scope: Scope, ctx: Context) -> None:
     provider = scope.provider
     standing = ctx.standing.get(provider.id)
@@ -570,7 +629,7 @@ def _licence(scope: Scope, ctx: Context) -> None:
     scope.marks.extend(coverage.notes)
 
 
-@provider_constraint("findings")
+@provider_constraint("findings", columns=("provider.blocker_count",))
 def _findings(scope: Scope, ctx: Context) -> None:
     for finding in scope.provider.findings:
         # Benchmark findings are about one offer, whose measured figures the ranking weighs itself.
@@ -583,7 +642,10 @@ def _findings(scope: Scope, ctx: Context) -> None:
             )
 
 
-@provider_constraint("compliance")
+@provider_constraint(
+    "compliance",
+    columns=("provider.iso27001", "provider.dengbao_level", "provider.certifications_on_record"),
+)
 def _compliance(scope: Scope, ctx: Context) -> None:
     needs, provider = ctx.needs, scope.provider
     recorded = provider.certifications_on_record
@@ -637,7 +699,9 @@ def _unrecorded(key: str, zh: str, en: str) -> Reason:
     )
 
 
-@constraint("gpu", key=attrgetter("gpus_per_node", "gpu_model", "gpu_memory_gb"), reads_measurements=True)
+@constraint(
+    "gpu", columns=("gpus_per_node", "gpu_model", "gpu_memory_gb"), measures=("gpu_count", "gpu_model")
+)
 def _gpu(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
     have, have_source = (
@@ -712,6 +776,10 @@ def _gpu(a: Assessment, ctx: Context) -> None:
             )
 
 
+INTRANET_COLUMNS = ("rdma_type", "rdma_gbps", "intranet_gbps")  # what _effective_intranet reads
+INTRANET_MEASURES = ("rdma_gbps", "intranet_gbps")
+
+
 def _effective_intranet(offer: OfferFacts, ctx: Context) -> tuple[Any, str, float | None, str]:
     """The intranet figure the job would use (value, source), its effective Gbps and the transport."""
     if offer.rdma_type != "none":
@@ -729,9 +797,9 @@ def _effective_intranet(offer: OfferFacts, ctx: Context) -> tuple[Any, str, floa
 
 @constraint(
     "intranet",
-    key=attrgetter("rdma_type", "rdma_gbps", "intranet_gbps"),
+    columns=INTRANET_COLUMNS,
+    measures=INTRANET_MEASURES,
     sets=("effective_gbps", "sync_s"),
-    reads_measurements=True,
 )
 def _intranet(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
@@ -793,6 +861,9 @@ def _too_slow_texts(
     )
 
 
+STORAGE_MEASURES = ("storage_type", "read_iops", "write_mb_s")  # what storage_kind and storage_figures read
+
+
 def storage_kind(offer: OfferFacts) -> str:
     """The storage type: measured (lsblk / findmnt) when a run found it, else what the offer says."""
     measured = offer.measurements.get("storage_type") if offer.measurements else None
@@ -822,8 +893,8 @@ def _checkpoint_texts(needs: Needs, write: float, source: str) -> tuple[str, str
 
 @constraint(
     "storage",
-    key=attrgetter("storage_type", "nominal_iops", "storage_capacity_gb"),
-    reads_measurements=True,
+    columns=("storage_type", "nominal_iops", "storage_capacity_gb"),
+    measures=STORAGE_MEASURES,
 )
 def _storage(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
@@ -908,7 +979,7 @@ BANDWIDTH_TEXTS = {
 }
 
 
-@constraint("bandwidth", key=attrgetter("bandwidth_type"), reads_measurements=True)
+@constraint("bandwidth", columns=("bandwidth_type",), measures=("bandwidth_type",))
 def _bandwidth(a: Assessment, ctx: Context) -> None:
     offer = a.offer
     claimed = None if offer.bandwidth_type == "unknown" else offer.bandwidth_type
@@ -1007,7 +1078,7 @@ def _place(offer: OfferFacts, ctx: Context) -> Place:
 
 @constraint(
     "latency",
-    key=attrgetter("datacenter_city", "datacenter_province"),
+    columns=("datacenter_city", "datacenter_province"),
     sets=("city", "office_rtt_ms", "user_rtt_ms", "rtt_figure"),
 )
 def _latency(a: Assessment, ctx: Context) -> None:
@@ -1024,9 +1095,7 @@ def _latency(a: Assessment, ctx: Context) -> None:
         a.to_confirm("datacenter_city", place.confirm)
 
 
-@constraint(
-    "budget", key=attrgetter("price_month_cny", "price_gpu_hour_cny", "gpus_per_node"), sets=("cost",)
-)
+@constraint("budget", columns=("price_month_cny", "price_gpu_hour_cny", "gpus_per_node"), sets=("cost",))
 def _budget(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
     cost = a.cost = monthly_cost(
@@ -1081,11 +1150,44 @@ VERIFY_ITEMS = {
 }
 
 
-@constraint("evidence", measured_only=True)
+# The offer columns each claim compared with a measured figure reads.
+CLAIM_COLUMNS = {
+    "intranet_gbps": ("intranet_gbps",),
+    "rdma_gbps": ("rdma_type", "rdma_gbps"),
+    "public_mbps": ("public_mbps",),
+    "read_iops": ("nominal_iops",),
+}
+EVIDENCE_SETS = ("stale", "penalty")
+
+
+def _evidence_parts() -> list[Part]:
+    """Staleness on the measuring days, and each figure's measurement against its claim."""
+    parts: list[Part] = [(("m:days",), partial(Outcome.record, _stale, sets=EVIDENCE_SETS))]
+    for index, (key, _claim, _kind) in enumerate(BELOW_CLAIM):
+        check = partial(_below_claim, index=index)
+        parts.append(((*CLAIM_COLUMNS[key], f"m:{key}"), partial(Outcome.record, check, sets=EVIDENCE_SETS)))
+    return parts
+
+
+@constraint(
+    "evidence",
+    columns=tuple(dict.fromkeys(column for columns in CLAIM_COLUMNS.values() for column in columns)),
+    measures=("days", *CLAIM_COLUMNS),
+    sets=EVIDENCE_SETS,
+    measured_only=True,
+    parts=_evidence_parts,
+)
 def _evidence(a: Assessment, ctx: Context) -> None:
-    measurements = a.offer.measurements
-    if not measurements:
+    if not a.offer.measurements:
         return
+    _stale(a, ctx)
+    for index in range(len(BELOW_CLAIM)):
+        _below_claim(a, ctx, index=index)
+
+
+def _stale(a: Assessment, ctx: Context) -> None:
+    """Mark measurements older than the configured age (they weigh less in the score)."""
+    measurements = a.offer.measurements
     before = ctx.stale_before
     stale = frozenset(k for k, m in measurements.items() if m.at is not None and m.at.date() < before)
     if stale:
@@ -1093,31 +1195,35 @@ def _evidence(a: Assessment, ctx: Context) -> None:
         days = ctx.evidence["stale_after_days"]
         oldest = min(measurements[key].at for key in stale)  # type: ignore[type-var]
         a.note(Reason("evidence.stale", _stale_texts, None, MEASURED, args=(sorted(stale), oldest, days)))
+
+
+def _below_claim(a: Assessment, ctx: Context, *, index: int) -> None:
+    """Lower the score when the measured figure BELOW_CLAIM[index] is far below the claim."""
     limits = ctx.claim_limits
     if limits is None:
         limits = ctx.claim_limits = _claim_limits(ctx.evidence)
-    for key, claim_of, pass_at, warn_at in limits:
-        measured = measurements.get(key)
-        if measured is None:
-            continue
-        claimed = claim_of(a.offer)
-        if not claimed or measured.source not in (MEASURED, VERIFIED):
-            continue
-        ratio = float(measured.value) / float(claimed)
-        if ratio >= pass_at:  # as ratio_verdict: passed
-            continue
-        verdict = ratio_verdict(ratio, pass_at, warn_at).value
-        a.penalty *= float(ctx.evidence["below_claim_factor"][verdict])
-        a.note(
-            Reason(
-                f"evidence.below_claim.{key}",
-                _below_claim_texts,
-                None,
-                measured.source,
-                measured.link,
-                args=(measured, claimed, ratio, verdict),
-            )
+    key, claim_of, pass_at, warn_at = limits[index]
+    measured = a.offer.measurements.get(key) if a.offer.measurements else None
+    if measured is None:
+        return
+    claimed = claim_of(a.offer)
+    if not claimed or measured.source not in (MEASURED, VERIFIED):
+        return
+    ratio = float(measured.value) / float(claimed)
+    if ratio >= pass_at:  # as ratio_verdict: passed
+        return
+    verdict = ratio_verdict(ratio, pass_at, warn_at).value
+    a.penalty *= float(ctx.evidence["below_claim_factor"][verdict])
+    a.note(
+        Reason(
+            f"evidence.below_claim.{key}",
+            _below_claim_texts,
+            None,
+            measured.source,
+            measured.link,
+            args=(measured, claimed, ratio, verdict),
         )
+    )
 
 
 def _claim_limits(evidence: dict[str, Any]) -> tuple[ClaimLimit, ...]:
@@ -1163,7 +1269,7 @@ def _stale_reason(reason: Reason) -> Reason:
 
 
 # ---------------------------------------------------------------- criteria
-@criterion("cost")
+@criterion("cost", after=("budget",))
 def _cost_score(a: Assessment, ctx: Context) -> float:
     cost = a.cost
     if cost is None or cost.value is None:
@@ -1182,7 +1288,7 @@ def _cost_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("gpu", key=attrgetter("offer.gpu_model"))
+@criterion("gpu", columns=("gpu_model",))
 def _gpu_score(a: Assessment, ctx: Context) -> float:
     needs = ctx.needs
     if not needs.gpu_models:
@@ -1214,7 +1320,7 @@ def _gpu_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("intranet")
+@criterion("intranet", columns=INTRANET_COLUMNS, measures=INTRANET_MEASURES)
 def _intranet_score(a: Assessment, ctx: Context) -> float:
     needs = ctx.needs
     effective = a.effective_gbps = _effective_intranet(a.offer, ctx)[2]
@@ -1249,7 +1355,7 @@ def _intranet_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("storage", key=attrgetter("offer.storage_type", "offer.nominal_iops"), reads_measurements=True)
+@criterion("storage", columns=("storage_type", "nominal_iops"), measures=STORAGE_MEASURES)
 def _storage_score(a: Assessment, ctx: Context) -> float:
     needs, offer = ctx.needs, a.offer
     parts = [needs.storage_fit.get(storage_kind(offer), 0.0)]
@@ -1277,7 +1383,7 @@ def _storage_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("latency", key=attrgetter("offer.datacenter_city", "offer.datacenter_province"))
+@criterion("latency", after=("latency",))
 def _latency_score(a: Assessment, ctx: Context) -> float:
     needs = ctx.needs
     if a.city is None:
@@ -1322,7 +1428,7 @@ def _bandwidth_kind(offer: OfferFacts) -> str:
     return best(offer, "bandwidth_type", claimed)[0] or "unknown"
 
 
-@criterion("bandwidth", key=attrgetter("offer.bandwidth_type"), reads_measurements=True)
+@criterion("bandwidth", columns=("bandwidth_type",), measures=("bandwidth_type",))
 def _bandwidth_score(a: Assessment, ctx: Context) -> float:
     return float(ctx.scoring["bandwidth_type_score"][_bandwidth_kind(a.offer)])
 
@@ -1340,7 +1446,7 @@ def _bandwidth_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("compliance", key=attrgetter("offer.provider.id"))
+@criterion("compliance", columns=("provider.iso27001", "provider.dengbao_level"))
 def _compliance_score(a: Assessment, ctx: Context) -> float:
     provider = a.offer.provider
     has_iso = 0.5 if provider.iso27001 else 0.0
@@ -1360,7 +1466,7 @@ def _compliance_reason(a: Assessment, ctx: Context) -> Reason:
     )
 
 
-@criterion("credentials", key=attrgetter("offer.provider.id"))
+@criterion("credentials", columns=("provider.credential_standing",))
 def _credentials_score(a: Assessment, ctx: Context) -> float:
     provider = a.offer.provider
     settings = ctx.scoring["credentials"]
@@ -1394,7 +1500,7 @@ def _credentials_reason(a: Assessment, ctx: Context) -> Reason:
 TRANSPARENCY_VALUES = {True: 0.5, None: 0.25, False: 0.0}
 
 
-@criterion("transparency", key=attrgetter("offer.provider.id"))
+@criterion("transparency", columns=("provider.discloses_network", "provider.discloses_storage"))
 def _transparency_score(a: Assessment, ctx: Context) -> float:
     provider = a.offer.provider
     return TRANSPARENCY_VALUES[provider.discloses_network] + TRANSPARENCY_VALUES[provider.discloses_storage]
@@ -1448,87 +1554,66 @@ def weights_for(needs: Needs) -> dict[str, float]:
     return weights
 
 
-def rank_offers(offers: list[OfferFacts], needs: Needs, *, today: date) -> list[Assessment]:
-    """Assess every offer; eligible ones first by score, then the excluded ones."""
-    with without_gc():
-        return _rank(offers, needs, today)
-
-
-def _rank(offers: list[OfferFacts], needs: Needs, today: date) -> list[Assessment]:
+def context(needs: Needs, today: date) -> Context:
+    """The per-run values every check and criterion reads (constants, weights, the stale date)."""
     evidence = evidence_settings()
-    ctx = Context(
+    return Context(
         needs=needs,
         today=today,
         network=network_constants(),
         typical_storage=assumptions()["storage"]["typical"],
         scoring=load("scoring"),
+        weights={name: weight for name, weight in weights_for(needs).items() if weight > 0},
         evidence=evidence,
         stale_before=today - timedelta(days=int(evidence["stale_after_days"])),
     )
-    # (check, key, what it sets, reads measurements, its verdicts by key) per constraint, in order. Each
-    # constraint goes over every offer before the next one (about a fifth faster than offer by offer: its
-    # verdicts and code stay hot); every offer still gets the constraints' reasons in their order. A verdict
-    # that adds nothing is EMPTY; a constraint of measured offers only skips the others.
-    plan = [
-        (check, spec.key, spec.sets, spec.reads_measurements, spec.outcome_of, {})
-        for check, spec in zip(CONSTRAINTS.values(), CONSTRAINT_SPECS.values(), strict=True)
-    ]
-    assessments = list(map(Assessment, offers))
-    has_measurements = [bool(offer.measurements) for offer in offers]
-    for (check, key_of, sets, reads_measurements, outcome_of, verdicts), spec in zip(
-        plan, CONSTRAINT_SPECS.values(), strict=True
-    ):
-        if key_of is None:
-            for a, has in zip(assessments, has_measurements, strict=True):
-                if has or not spec.measured_only:
-                    check(a, ctx)
+
+
+def assess(offer: OfferFacts, ctx: Context, verdicts: dict[str, dict[Any, Outcome]]) -> Assessment:
+    """Every constraint's reasons and values for one offer; offers without measured figures share a
+    constraint's verdict by its key through `verdicts` (per constraint name)."""
+    a = Assessment(offer)
+    measured = bool(offer.measurements)
+    for name, check in CONSTRAINTS.items():
+        spec = CONSTRAINT_SPECS[name]
+        if spec.measured_only and not measured:
             continue
-        for a, key, has in zip(assessments, map(key_of, offers), has_measurements, strict=True):
-            if has and reads_measurements:
-                check(a, ctx)
-                continue
-            outcome = verdicts.get(key)
-            if outcome is None:
-                outcome = verdicts[key] = (
-                    outcome_of(a.offer, ctx) if outcome_of else Outcome.record(check, a.offer, ctx, sets)
-                )
-            if outcome is not EMPTY:
-                outcome.apply(a)
-    eligible = [a for a in assessments if not a.excluded]
-    costs = [a.cost.value for a in eligible if a.cost and a.cost.value]
-    ctx.cheapest = min(costs) if costs else None
-    ctx.weights = weights = {name: weight for name, weight in weights_for(needs).items() if weight > 0}
-    # (score, weight, figures, key, reads measurements, scores by key) per criterion, as for constraints
-    scorers = [
-        (CRITERIA[name], weight, CRITERION_FIGURES.get(name, _NO_KEYS), *CRITERION_SPECS[name], {})
-        for name, weight in weights.items()
-    ]
+        key_of = spec.key
+        if key_of is None or (measured and spec.reads_measurements):
+            check(a, ctx)
+            continue
+        known = verdicts.setdefault(name, {})
+        key = key_of(offer)
+        outcome = known.get(key)
+        if outcome is None:
+            outcome = known[key] = verdict(name, offer, ctx)
+        if outcome is not EMPTY:
+            outcome.apply(a)
+    return a
+
+
+def verdict(name: str, offer: OfferFacts, ctx: Context) -> Outcome:
+    """One constraint's verdict on one offer, as recorded on a blank assessment."""
+    spec = CONSTRAINT_SPECS[name]
+    if spec.outcome_of is not None:
+        return spec.outcome_of(offer, ctx)
+    return Outcome.record(CONSTRAINTS[name], offer, ctx, spec.sets)
+
+
+def score(a: Assessment, ctx: Context) -> None:
+    """Score an offer that passed every constraint (ctx.cheapest set); a stale figure weighs less."""
+    weights = ctx.weights
     total = sum(weights.values())
-    stale_factor = float(evidence["stale_factor"])
-    for a in eligible:
-        points, scores = 0.0, []
-        measured = bool(a.offer.measurements)
-        for score_of, weight, figures, key_of, reads_measurements, known in scorers:
-            if key_of is None or (measured and reads_measurements):
-                score = _clamped(score_of(a, ctx))
-            else:
-                key = key_of(a)
-                score = known.get(key)
-                if score is None:
-                    score = known[key] = _clamped(score_of(a, ctx))
-            if a.stale and a.stale & figures:
-                score *= stale_factor
-            scores.append(score)
-            points += weight * score
-        a._scores, a._ctx = scores, ctx
-        a.score = round(points / total * 100 * a.penalty, 1) if total else 0.0
-    eligible.sort(
-        key=lambda a: (-(a.score or 0.0), a.cost.value if a.cost and a.cost.value else math.inf, a.offer.id)
-    )
-    for index, a in enumerate(eligible, start=1):
-        a.rank = index
-    excluded = sorted((a for a in assessments if a.excluded), key=lambda a: (len(a.excluded), a.offer.id))
-    return eligible + excluded
+    stale_factor = float(ctx.evidence["stale_factor"])
+    points, scores = 0.0, []
+    for name, weight in weights.items():
+        value = _clamped(CRITERIA[name](a, ctx))
+        if a.stale and a.stale & CRITERION_FIGURES.get(name, _NO_KEYS):
+            value *= stale_factor
+        scores.append(value)
+        points += weight * value
+    a._scores, a._ctx = scores, ctx
+    a.score = round(points / total * 100 * a.penalty, 1) if total else 0.0
 
 
 def _clamped(score: float) -> float:

@@ -29,7 +29,7 @@ from app.advice.facts import (
     ProviderFacts,
 )
 from app.advice.knowledge import load
-from app.advice.ranking import evidence_settings, without_gc
+from app.advice.ranking import evidence_settings
 from app.models import AuditEntry, Certification, Datacenter, Licence, Offer, Provider
 from app.models.cases import ChecklistTick, ProcurementCase
 from app.models.checks import CheckRun, StoredFinding
@@ -40,6 +40,7 @@ from app.models.watch import ChangeEvent
 from app.services.bench_figures import figures_statement, time_reader, typed_value
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.versions import VersionedKind, check_version, commit_versioned
+from benchmarks.gc_pause import without_gc
 
 logger = logging.getLogger(__name__)
 
@@ -622,7 +623,7 @@ def provider_checklist(
     advice: Advice, *, provider_id: int, ticks: list[checklist.Tick]
 ) -> list[checklist.Entry]:
     """A case's checklist for one provider, auto-ticked from that provider's findings and measurements."""
-    own = [a for a in advice.ranked if a.offer.provider.id == provider_id]
+    own = advice.ranked.of_provider(provider_id)
     if not own:
         raise NotFound(_("供应商 %(id)s 没有可评估的套餐", id=provider_id), field="provider_id")
     offers = [a.offer for a in own]

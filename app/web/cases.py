@@ -683,15 +683,13 @@ def case_checklist(case_id: int) -> Any:
     advice = service.advise_case(session, case_id=case_id, check_link=_check_link)
     provider_id = _provider_param()
     ticks = service.ticks_of(session, case_id=case_id)
-    providers: dict[int, str] = {}
-    for a in advice.ranked:
-        providers.setdefault(a.offer.provider.id, a.offer.provider.name)
+    providers = {provider.id: provider.name for provider in advice.ranked.table.providers}
     entries = (
         service.provider_checklist(advice, provider_id=provider_id, ticks=ticks)
         if provider_id is not None
         else list(advice.checklist)
     )
-    eligible = {a.offer.provider.id for a in advice.eligible}
+    eligible = advice.ranked.eligible_provider_ids()
     return render_template(
         "cases/checklist.html",
         case=case,

@@ -6,14 +6,17 @@ import dataclasses
 import gc
 import hashlib
 import json
+import math
 from pathlib import Path
 
 import pytest
 
-from app.advice import ranking
+from app.advice import engine, ranking
 from app.advice.answers import validate_answers
+from app.advice.deciding import rank_offers
 from app.advice.engine import advise
 from app.advice.facts import OfferFacts, parse_licence_number
+from app.advice.requirements import compute_needs
 from app.vetting.identifiers import identify
 from perf.advice_perf import TODAY, build_offers
 
@@ -53,17 +56,98 @@ def test_advice_matches_the_stored_digest(case, measured):
     assert hashlib.sha256(text.encode()).hexdigest() == GOLDEN[(case, measured)]
 
 
+def _plain_ranking(offers, needs):
+    """The reference: every check run on every offer, nothing shared, sorted as the ranking promises."""
+    ctx = ranking.context(needs, TODAY)
+    assessed = []
+    for offer in offers:
+        a = ranking.Assessment(offer)
+        for name, check in ranking.CONSTRAINTS.items():
+            if offer.measurements or not ranking.CONSTRAINT_SPECS[name].measured_only:
+                check(a, ctx)
+        assessed.append(a)
+    eligible = [a for a in assessed if not a.excluded]
+    costs = [a.cost.value for a in eligible if a.cost and a.cost.value]
+    ctx.cheapest = min(costs) if costs else None
+    for a in eligible:
+        ranking.score(a, ctx)
+    eligible.sort(key=lambda a: (-a.score, a.cost.value if a.cost and a.cost.value else math.inf, a.offer.id))
+    for index, a in enumerate(eligible, start=1):
+        a.rank = index
+    excluded = sorted((a for a in assessed if a.excluded), key=lambda a: (len(a.excluded), a.offer.id))
+    return eligible, excluded
+
+
+def _plain_summary(eligible, excluded):
+    """What the advice reports about the whole ranking, counted over every assessment."""
+    everyone = eligible + excluded
+    priced = [a for a in eligible if a.cost and a.cost.value]
+    with_users = [a for a in eligible if a.user_rtt_ms]
+    cities = {}
+    for a in everyone:
+        if a.city is not None:
+            cities.setdefault(a.city.name, a.city)
+    return {
+        "to_confirm": engine.confirm_counts(eligible),
+        "measure_first": engine.measure_first_counts(eligible),
+        "to_confirm_count": sum(1 for a in eligible if a.confirm),
+        "licence": sum(1 for a in everyone if any(r.code.startswith("licence.") for r in a.excluded)),
+        "cheapest": min(priced, key=lambda a: a.cost.value).offer.id if priced else None,
+        "nearest": min(with_users, key=lambda a: max(a.user_rtt_ms.values())).offer.id
+        if with_users
+        else None,
+        "cities": list(cities),
+        "providers": sorted({a.offer.provider.id for a in eligible}),
+    }
+
+
+def _worst_rtt(a):
+    return max(a.user_rtt_ms.values())
+
+
+def _column_summary(ranked):
+    cheapest, nearest = ranked.cheapest(), ranked.nearest()
+    return {
+        "to_confirm": ranked.confirm_counts(),
+        "measure_first": ranked.measure_first_counts(),
+        "to_confirm_count": ranked.to_confirm_count(),
+        "licence": ranked.licence_excluded_count(),
+        "cheapest": cheapest.offer.id if cheapest else None,
+        "nearest": nearest.offer.id if nearest else None,
+        "cities": [city.name for city in ranked.cities()],
+        "providers": sorted(ranked.eligible_provider_ids()),
+    }
+
+
+def _offer_documents(needs, assessed):
+    return [json.dumps(ranking.assessment_dict(a, needs), ensure_ascii=False, default=str) for a in assessed]
+
+
 @pytest.mark.parametrize(
-    ("case", "measured"), [(case, 0.3) for case in CASES] + [("distributed_training", 1.0)]
+    ("case", "measured", "seed"),
+    [(case, 0.3, 11) for case in CASES] + [("distributed_training", 1.0, 11), ("offline_batch", 0.6, 4)],
 )
-def test_shared_verdicts_and_scores_equal_every_check_run_on_every_offer(case, measured, monkeypatch):
-    offers = build_offers(600, seed=11, measured=measured)
-    fast = _document(case, offers)
-    # the plain reference path: no verdict or score shared by key, every check run on every offer
-    plain = {name: ranking.ConstraintSpec() for name in ranking.CONSTRAINT_SPECS}
-    monkeypatch.setattr(ranking, "CONSTRAINT_SPECS", plain)
-    monkeypatch.setattr(ranking, "CRITERION_SPECS", {name: (None, False) for name in ranking.CRITERION_SPECS})
-    assert _document(case, offers) == fast
+def test_column_decisions_equal_every_check_run_on_every_offer(case, measured, seed):
+    _assert_equivalent(build_offers(600, seed=seed, measured=measured), compute_needs(_answers(case)))
+
+
+@pytest.mark.parametrize("case", ["offline_batch", "interactive_inference"])
+def test_column_decisions_of_certifications_equal_the_plain_path(case):
+    # ISO 27001 and 等保 3 wanted: providers without a record get 待确认, the others may be excluded
+    needs = dataclasses.replace(compute_needs(_answers(case)), iso27001=True, dengbao_level=3)
+    ranked = _assert_equivalent(build_offers(800, seed=7, measured=0.3), needs)
+    assert ranked.confirm_counts().keys() >= {"iso27001", "dengbao"}
+
+
+def _assert_equivalent(offers, needs):
+    """The column ranking's offers, order and counts equal the plain path's."""
+    ranked = rank_offers(offers, needs, today=TODAY)
+    eligible, excluded = _plain_ranking(offers, needs)
+    assert len(ranked.eligible) == len(eligible) and len(ranked.excluded) == len(excluded)
+    assert eligible and excluded
+    assert _offer_documents(needs, ranked) == _offer_documents(needs, eligible + excluded)
+    assert _column_summary(ranked) == _plain_summary(eligible, excluded)
+    return ranked
 
 
 def test_a_constraint_of_measured_offers_only_adds_nothing_to_the_others():
@@ -119,7 +203,7 @@ def test_fast_offer_constructor_and_cached_licence_numbers_equal_the_plain_ones(
 
 
 @pytest.mark.parametrize("case", ["distributed_training", "offline_batch"])
-def test_offers_measured_on_some_figures_only_get_the_advice_of_the_plain_path(case, monkeypatch):
+def test_offers_measured_on_some_figures_only_get_the_advice_of_the_plain_path(case):
     # each measured offer keeps a different part of its figures (one, several, or ones no check reads), as
     # uploads of a single tool's output give them
     offers = []
@@ -128,12 +212,7 @@ def test_offers_measured_on_some_figures_only_get_the_advice_of_the_plain_path(c
         kept = {key: offer.measurements[key] for position, key in enumerate(keys) if (index >> position) & 1}
         offers.append(dataclasses.replace(offer, measurements=kept))
     assert sum(1 for o in offers if set(o.measurements) == {"rtt_ms"}) > 5
-    fast = _document(case, offers)
-    monkeypatch.setattr(
-        ranking, "CONSTRAINT_SPECS", {n: ranking.ConstraintSpec() for n in ranking.CONSTRAINT_SPECS}
-    )
-    monkeypatch.setattr(ranking, "CRITERION_SPECS", {name: (None, False) for name in ranking.CRITERION_SPECS})
-    assert _document(case, offers) == fast
+    _assert_equivalent(offers, compute_needs(_answers(case)))
 
 
 def test_a_measured_rdma_figure_below_the_claim_lowers_the_score():
@@ -146,3 +225,35 @@ def test_a_measured_rdma_figure_below_the_claim_lowers_the_score():
     assert "evidence.below_claim.rdma_gbps" in [mark.code for mark in assessed.marks]
     assert assessed.penalty < 1.0 and claimed.penalty == 1.0
     assert next(f for f in ranking.figures_of(assessed) if f.key == "rdma_gbps").source == "measured"
+
+
+def test_a_column_a_check_reads_but_does_not_declare_makes_the_column_ranking_differ(monkeypatch):
+    # the budget works out the cost from the GPU count: without that column, offers that differ only in it
+    # share one verdict, and the equivalence with the plain path breaks (the tests above have teeth)
+    offers = build_offers(600, seed=11, measured=0.3)
+    needs = compute_needs(_answers("distributed_training"))
+    spec = ranking.CONSTRAINT_SPECS["budget"]
+    narrower = dataclasses.replace(spec, columns=("price_month_cny", "price_gpu_hour_cny"))
+    monkeypatch.setitem(ranking.CONSTRAINT_SPECS, "budget", narrower)
+    ranked = rank_offers(offers, needs, today=TODAY)
+    eligible, excluded = _plain_ranking(offers, needs)
+    assert _offer_documents(needs, ranked) != _offer_documents(needs, eligible + excluded)
+
+
+def test_the_ranking_reads_like_a_list_and_writes_each_assessment_once():
+    offers = build_offers(300, seed=11)
+    ranked = rank_offers(offers, compute_needs(_answers("offline_batch")), today=TODAY)
+    assert len(ranked) == 300 == len(ranked.eligible) + len(ranked.excluded)
+    assert ranked[0] is ranked.eligible[0] is ranked[:1][0] and ranked[0].rank == 1
+    assert ranked[-1] is ranked.excluded[-1] and ranked[-1].rank is None and ranked[-1].excluded
+    assert [a.rank for a in ranked.eligible[:3]] == [1, 2, 3]
+    with pytest.raises(IndexError):
+        ranked[300]
+    with pytest.raises(IndexError):
+        ranked.excluded[len(ranked.excluded)]
+    provider = offers[7].provider.id
+    own = ranked.of_provider(provider)
+    assert {a.offer.id for a in own} == {o.id for o in offers if o.provider.id == provider}
+    positions = [next(i for i, a in enumerate(ranked) if a is mine) for mine in own]
+    assert positions == sorted(positions)
+    assert ranked.of_provider(-1) == []

@@ -1,0 +1,129 @@
+"""The offers to rank as columns of small integer codes, so that one advice decides them in numpy.
+
+A column is named after what it reads: an offer attribute ("gpu_model"), a provider attribute
+("provider.iso27001"), a measured figure ("m:intranet_gbps": its value and source, -1 code when not
+measured) or the days the offer's figures were measured on ("m:days"). Equal values get equal codes, so
+offers with equal codes in every column a check reads get the same verdict from it. Columns are built once
+per table and reused by every case advised over it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+
+from app.advice.facts import OfferFacts, ProviderFacts
+
+Codes = tuple[np.ndarray, int]  # a code per offer and how many distinct values there are
+_COMPACT_ABOVE = 1 << 40  # combined codes are renumbered before their product could overflow int64
+_DIRECT_UP_TO = 1 << 21  # key ranges up to this are numbered through a lookup table instead of a sort
+
+
+def factorize(values: Iterable[Any]) -> Codes:
+    """A code per value (equal values, equal codes, numbered in order of first appearance)."""
+    values = list(values)
+    numbers = dict.fromkeys(values)
+    for number, value in enumerate(numbers):
+        numbers[value] = number
+    codes = np.fromiter(map(numbers.__getitem__, values), dtype=np.int64, count=len(values))
+    return codes, len(numbers)
+
+
+def combine(columns: Sequence[Codes], size: int) -> tuple[np.ndarray, np.ndarray]:
+    """One code per distinct combination of the columns' codes, and the first offer of each combination."""
+    key = np.zeros(size, dtype=np.int64)
+    count = 1
+    for codes, distinct in columns:
+        if count * (distinct + 1) > _COMPACT_ABOVE:
+            _, key = np.unique(key, return_inverse=True)
+            count = int(key.max()) + 1 if size else 1
+        key = key * (distinct + 1) + (codes + 1)  # +1: a "not measured" code is -1
+        count *= distinct + 1
+    if count <= _DIRECT_UP_TO:  # no sort: mark the keys present in a table as long as the key range
+        present = np.zeros(count, dtype=bool)
+        present[key] = True
+        codes = (np.cumsum(present) - 1)[key]
+        first = np.full(int(np.count_nonzero(present)), size, dtype=np.int64)
+        np.minimum.at(first, codes, np.arange(size))
+        return codes, first
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    return inverse.reshape(size), first
+
+
+class OfferTable:
+    """Offers, their providers and their columns of codes (built on first use, then kept)."""
+
+    def __init__(self, offers: Sequence[OfferFacts]) -> None:
+        self.offers = list(offers)
+        self.size = len(self.offers)
+        self.ids = np.fromiter((offer.id for offer in self.offers), dtype=np.int64, count=self.size)
+        providers = list(map(attrgetter("provider"), self.offers))
+        by_id: dict[int, ProviderFacts] = {}
+        for provider in providers:
+            by_id.setdefault(provider.id, provider)
+        self.providers = list(by_id.values())
+        self.provider_index, _ = factorize(provider.id for provider in providers)
+        self.measured = np.fromiter(
+            (bool(offer.measurements) for offer in self.offers), dtype=bool, count=self.size
+        )
+        self._columns: dict[str, Codes] = {}
+
+    def __len__(self) -> int:
+        return self.size
+
+    def column(self, name: str) -> Codes:
+        """The codes of one column (see the module note for the names)."""
+        found = self._columns.get(name)
+        if found is None:
+            found = self._columns[name] = self._build(name)
+        return found
+
+    def prepare(self, names: Iterable[str]) -> OfferTable:
+        """Build the named columns now, each kind in one pass over the offers (before timing, or while the
+        registry is read)."""
+        missing = [name for name in dict.fromkeys(names) if name not in self._columns]
+        offer_names = [name for name in missing if ":" not in name and not name.startswith("provider.")]
+        if offer_names:
+            rows = list(map(attrgetter(*offer_names), self.offers)) if self.size else []
+            columns = zip(*rows, strict=True) if len(offer_names) > 1 else [rows]
+            for name, values in zip(offer_names, columns, strict=False):
+                self._columns[name] = factorize(values)
+        measured = [name for name in missing if name.startswith("m:")]
+        if measured:
+            self._columns.update(self._measured_columns(measured))
+        for name in missing:
+            self.column(name)
+        return self
+
+    def _build(self, name: str) -> Codes:
+        if name.startswith("provider."):
+            per_provider, distinct = factorize(map(attrgetter(name[len("provider.") :]), self.providers))
+            return per_provider[self.provider_index], distinct
+        if name.startswith("m:"):
+            return self._measured_columns([name])[name]
+        return factorize(map(attrgetter(name), self.offers))
+
+    def _measured_columns(self, names: list[str]) -> dict[str, Codes]:
+        """Columns of measured values, read in one pass over the measured offers (-1: no measurements)."""
+        rows = np.flatnonzero(self.measured).tolist()
+        wanted = {name[2:]: index for index, name in enumerate(names)}
+        days = wanted.pop("days", None)
+        found: list[list[Any]] = [[None] * len(rows) for _ in names]
+        for position, row in enumerate(rows):
+            measurements = self.offers[row].measurements
+            for key, measured in measurements.items():
+                index = wanted.get(key)
+                if index is not None:
+                    found[index][position] = (measured.value, measured.source)
+            if days is not None:  # when each figure was measured (equal times, equal days)
+                found[days][position] = tuple((key, measured.at) for key, measured in measurements.items())
+        out = {}
+        for name, values in zip(names, found, strict=True):
+            codes = np.full(self.size, -1, dtype=np.int64)
+            measured_codes, distinct = factorize(values)
+            codes[rows] = measured_codes
+            out[name] = (codes, distinct)
+        return out

@@ -1,0 +1,77 @@
+"""The offers' table of codes: equal values share a code, and combined columns group offers exactly."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from app.advice import offer_table
+from app.advice.deciding import columns_read
+from app.advice.offer_table import OfferTable, combine, factorize
+from perf.advice_perf import build_offers
+
+
+def test_equal_values_share_a_code_numbered_in_order_of_first_appearance():
+    codes, distinct = factorize(["b", None, "b", 3.5, None, "a"])
+    assert codes.tolist() == [0, 1, 0, 2, 1, 3] and distinct == 4
+
+
+@pytest.mark.parametrize("direct_up_to", [1 << 21, 0])  # the lookup table, and numpy's sort
+def test_combined_columns_group_offers_with_equal_codes_in_every_column(monkeypatch, direct_up_to):
+    monkeypatch.setattr(offer_table, "_DIRECT_UP_TO", direct_up_to)
+    rng = np.random.default_rng(3)
+    columns = [(rng.integers(-1, 4, 500), 4), (rng.integers(0, 7, 500), 7), (rng.integers(0, 2, 500), 2)]
+    codes, first = combine(columns, 500)
+    rows = list(zip(*(column.tolist() for column, _distinct in columns), strict=True))
+    for a in range(0, 500, 7):
+        for b in range(500):
+            assert (codes[a] == codes[b]) == (rows[a] == rows[b])
+    assert sorted(set(codes.tolist())) == list(range(len(first)))
+    assert all(codes[row] == code and rows.index(rows[row]) == row for code, row in enumerate(first.tolist()))
+
+
+def test_a_combination_of_many_large_columns_is_renumbered_before_it_overflows():
+    size = 2000
+    big = [(np.arange(size) % 1999, 1999)] * 8  # 1999^8 is far beyond int64
+    codes, first = combine(big, size)
+    assert len(first) == 1999 and codes[0] == codes[1999] and codes[0] != codes[1]
+
+
+def test_bulk_prepared_columns_equal_the_ones_built_one_by_one():
+    offers = build_offers(400, seed=5, measured=0.4)
+    bulk = OfferTable(offers).prepare(columns_read())
+    single = OfferTable(offers)
+    for name in columns_read():
+        assert np.array_equal(bulk.column(name)[0], single.column(name)[0]), name
+        assert bulk.column(name)[1] == single.column(name)[1], name
+
+
+def test_measured_columns_code_offers_without_measurements_minus_one():
+    offers = build_offers(200, seed=5, measured=0.5)
+    offers[0] = dataclasses.replace(offers[0], measurements={})
+    table = OfferTable(offers)
+    codes, _distinct = table.column("m:intranet_gbps")
+    assert codes[0] == -1
+    assert (codes == -1).tolist() == [not offer.measurements for offer in offers]
+    first_measured = next(i for i, offer in enumerate(offers) if offer.measurements)
+    same = [
+        i
+        for i, offer in enumerate(offers)
+        if offer.measurements
+        and offer.measurements["intranet_gbps"].value
+        == offers[first_measured].measurements["intranet_gbps"].value
+    ]
+    assert {codes[i] for i in same} == {codes[first_measured]}
+
+
+def test_provider_columns_give_every_offer_its_providers_code():
+    offers = build_offers(300, seed=2)
+    table = OfferTable(offers)
+    codes, _distinct = table.column("provider.iso27001")
+    by_value = {}
+    for code, offer in zip(codes.tolist(), offers, strict=True):
+        by_value.setdefault(offer.provider.iso27001, set()).add(code)
+    assert all(len(found) == 1 for found in by_value.values()) and len(by_value) == 2
+    assert [table.providers[i].id for i in table.provider_index.tolist()] == [o.provider.id for o in offers]
