@@ -1,8 +1,11 @@
 """Rank the registry's offers against a case: hard constraints exclude (with the reason), criteria score.
 
-Constraints and criteria are registries: a new one is a decorated function, not another branch. Every
-figure an offer is judged on carries its source (measured / verified / claimed / assumed / estimated), and
-a measured figure always beats the provider's claim.
+Constraints and criteria are registries: a new one is a decorated function, not another branch, that
+declares the offer_table columns it reads. Every figure an offer is judged on carries its source (measured /
+verified / claimed / assumed / estimated), and a measured figure always beats the provider's claim.
+
+This module judges and explains one offer (assess, score); app.advice.deciding runs the same checks once
+per distinct combination of their columns to rank every offer at once.
 """
 
 from __future__ import annotations
@@ -120,7 +123,8 @@ _NO_VERIFY: tuple[str, ...] = ()
 # Reasons, marks and keys are tuples, shared between offers where they are the same (most offers add
 # nothing to most of them); the criteria are explained only when somebody reads them.
 class Assessment:
-    """Everything the ranking found out about one offer (a plain slotted class: one is made per offer)."""
+    """Everything the ranking found out about one offer (a plain slotted class: one is made per distinct
+    verdict, and per offer somebody reads)."""
 
     __slots__ = (
         "_criteria",
@@ -413,7 +417,7 @@ def explanation(name: str) -> Callable[[Explainer], Explainer]:
     return decorator
 
 
-# A named tuple, not a frozen dataclass: one is made per distinct key (tens of thousands per advice) and the
+# A named tuple, not a frozen dataclass: one is made per distinct key (thousands per advice) and the
 # frozen dataclass __init__ costs several times as much.
 class Outcome(NamedTuple):
     """What one constraint added to an assessment, to be added as is to every offer with the same key."""

@@ -37,6 +37,7 @@ from app.models.enums import CertificationKind
 from app.models.latest_runs import POINTER
 from app.models.trials import BenchRun, RunState
 from app.models.watch import ChangeEvent
+from app.services import offer_snapshot
 from app.services.bench_figures import figures_statement, time_reader, typed_value
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.versions import VersionedKind, check_version, commit_versioned
@@ -594,8 +595,9 @@ def ticks_of(session: Session, *, case_id: int) -> list[checklist.Tick]:
 
 
 def advise_answers(session: Session, *, answers: Answers, today: date | None = None) -> Advice:
-    """Advice for answers that are not stored (the CLI)."""
-    return advise(answers, offer_facts(session, today=today), today=today)
+    """Advice for answers that are not stored (the CLI, the API's answers check)."""
+    today = today or date.today()
+    return advise(answers, offer_snapshot.offer_table(session, today=today), today=today)
 
 
 def advise_case(
@@ -615,7 +617,8 @@ def advise_case(
             f" (the questionnaire is not finished; continue at step {step})",
             field="step",
         )
-    offers = offer_facts(session, today=today, check_link=check_link, run_link=run_link)
+    today = today or date.today()
+    offers = offer_snapshot.offer_table(session, today=today, check_link=check_link, run_link=run_link)
     return advise(answers_of(case), offers, today=today, ticks=ticks_of(session, case_id=case_id))
 
 

@@ -9,9 +9,10 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlmodel import SQLModel
+from sqlmodel import Session, SQLModel
 
 from app.cli.db import alembic_config
+from app.models import Provider, registry_version
 from tests.conftest import missing_tool, postgres_url, private_postgres_database
 
 
@@ -55,3 +56,37 @@ def test_downgrade_to_base_and_back(empty_database: str) -> None:
     assert remaining == set()
     command.upgrade(config, "head")
     assert _differences(empty_database) == []
+
+
+def _registry_triggers(engine: sa.Engine) -> set[tuple[str, str]]:
+    """(table, trigger) of every registry_version trigger in the database."""
+    if engine.dialect.name == "postgresql":
+        query = sa.text(
+            "SELECT c.relname, t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+            "WHERE t.tgname LIKE :prefix"
+        )
+    else:
+        query = sa.text(
+            "SELECT tbl_name, name FROM sqlite_master WHERE type = 'trigger' AND name LIKE :prefix"
+        )
+    with engine.connect() as connection:
+        return {(table, name) for table, name in connection.execute(query, {"prefix": "registry_changed%"})}
+
+
+def test_the_head_schema_has_every_registry_trigger_and_moves_the_counter(empty_database: str) -> None:
+    # SQLite's batch mode rebuilds a table without its triggers: a later revision that alters a watched
+    # table this way must create them again, or kept advice would go stale
+    command.upgrade(alembic_config(empty_database), "head")
+    engine = sa.create_engine(empty_database)
+    try:
+        expected = set(registry_version.WATCHED)
+        per_table = 1 if engine.dialect.name == "postgresql" else 3
+        found = _registry_triggers(engine)
+        assert {table for table, _name in found} == expected and len(found) == per_table * len(expected)
+        with Session(engine) as session:
+            session.add(Provider(legal_name="示例迁移算力有限公司"))
+            session.commit()
+        with engine.connect() as connection:
+            assert connection.exec_driver_sql("SELECT n FROM registry_version").scalar_one() == 1
+    finally:
+        engine.dispose()
