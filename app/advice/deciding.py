@@ -8,7 +8,7 @@ something its columns do not name (the equivalence tests run every check on ever
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import date
 from functools import partial
 
@@ -24,7 +24,7 @@ from app.advice.ranking import (
     CRITERION_SPECS,
     Assessment,
     Context,
-    Outcome,
+    Part,
     _clamped,
     context,
     verdict,
@@ -32,7 +32,7 @@ from app.advice.ranking import (
 from app.advice.requirements import Needs
 from benchmarks.gc_pause import without_gc
 
-Decider = tuple[str, tuple[str, ...], Callable[[OfferFacts, Context], Outcome]]
+Decider = tuple[str, Part]
 
 
 def rank_offers(offers: Sequence[OfferFacts] | OfferTable, needs: Needs, *, today: date) -> Ranking:
@@ -44,20 +44,20 @@ def rank_offers(offers: Sequence[OfferFacts] | OfferTable, needs: Needs, *, toda
 
 def columns_read() -> list[str]:
     """Every offer_table column a constraint or criterion reads."""
-    names = [column for _name, columns, _outcome_of in deciders() for column in columns]
+    names = [column for _name, part in deciders() for column in part.columns]
     for spec in CRITERION_SPECS.values():
         names.extend(spec.table_columns)
     return list(dict.fromkeys(names))
 
 
 def deciders() -> list[Decider]:
-    """(constraint, columns, verdict of one offer) in order; a constraint decided by parts gives one each."""
+    """(constraint, part) in order; a constraint decided by parts gives one each, the others one part."""
     out: list[Decider] = []
     for name, spec in CONSTRAINT_SPECS.items():
         if spec.parts is not None:
-            out.extend((name, columns, outcome_of) for columns, outcome_of in spec.parts())
+            out.extend((name, part) for part in spec.parts())
         else:
-            out.append((name, spec.table_columns, partial(verdict, name)))
+            out.append((name, Part(spec.table_columns, partial(verdict, name), spec.rows)))
     return out
 
 
@@ -65,7 +65,10 @@ def decide(table: OfferTable, ctx: Context) -> Decisions:
     """Every constraint's verdict on every offer, one check run per distinct combination of its columns."""
     decisions = Decisions(table.size)
     offers = table.offers
-    for name, columns, outcome_of in deciders():
+    for name, (columns, outcome_of, rows) in deciders():
+        if rows is not None:  # the check's column form
+            decisions.add_rows(rows(table, ctx))
+            continue
         codes, first = combine([table.column(column) for column in columns], table.size)
         outcomes = [outcome_of(offers[row], ctx) for row in first.tolist()]
         decisions.add(name, Decided(codes, outcomes))

@@ -9,15 +9,26 @@ per table and reused by every case advised over it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from typing import Any
 
 import numpy as np
 
-from app.advice.facts import OfferFacts, ProviderFacts
+from app.advice.facts import (
+    ASSUMED,
+    CLAIMED,
+    ESTIMATED,
+    MEASURED,
+    UNKNOWN,
+    VERIFIED,
+    OfferFacts,
+    ProviderFacts,
+)
 
 Codes = tuple[np.ndarray, int]  # a code per offer and how many distinct values there are
+SOURCES = (MEASURED, VERIFIED, CLAIMED, ASSUMED, ESTIMATED, UNKNOWN)  # where a figure came from, as codes
+SOURCE_CODES = {source: code for code, source in enumerate(SOURCES)}
 _COMPACT_ABOVE = 1 << 40  # combined codes are renumbered before their product could overflow int64
 _DIRECT_UP_TO = 1 << 21  # key ranges up to this are numbered through a lookup table instead of a sort
 
@@ -70,6 +81,8 @@ class OfferTable:
             (bool(offer.measurements) for offer in self.offers), dtype=bool, count=self.size
         )
         self._columns: dict[str, Codes] = {}
+        self._numbers: dict[str, np.ndarray] = {}
+        self._figures: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __len__(self) -> int:
         return self.size
@@ -97,6 +110,43 @@ class OfferTable:
         for name in missing:
             self.column(name)
         return self
+
+    def numbers(self, name: str) -> np.ndarray:
+        """An offer column's numbers for every offer (NaN where there is none), kept."""
+        found = self._numbers.get(name)
+        if found is None:
+            found = self._numbers[name] = self.per_row(name, _number)
+        return found
+
+    def measured_figure(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        """(value, source code in SOURCES) of a measured number for every offer (NaN, -1: not measured)."""
+        found = self._figures.get(key)
+        if found is None:
+            rows = np.flatnonzero(self.measured)
+            values, sources = np.full(self.size, np.nan), np.full(self.size, -1, dtype=np.int64)
+            figures = [self.offers[row].measurements.get(key) for row in rows.tolist()]
+            values[rows] = [np.nan if m is None else float(m.value) for m in figures]
+            sources[rows] = [-1 if m is None else SOURCE_CODES[m.source] for m in figures]
+            found = self._figures[key] = (values, sources)
+        return found
+
+    def per_row(self, name: str, convert: Callable[[Any], Any], dtype: Any = float) -> np.ndarray:
+        """`convert(value)` of one column for every offer, worked out once per distinct value (a measured
+        column's value is (value, source), or None)."""
+        codes, distinct = self.column(name)
+        first = np.full(distinct + 1, self.size, dtype=np.int64)  # +1: the "not measured" code -1
+        np.minimum.at(first, codes + 1, np.arange(self.size))
+        values = [convert(self._value(name, row)) if row < self.size else None for row in first.tolist()]
+        if dtype is float:
+            values = [np.nan if value is None else value for value in values]
+        return np.asarray(values, dtype=dtype)[codes + 1]
+
+    def _value(self, name: str, row: int) -> Any:
+        """One offer's value of a column."""
+        offer = self.offers[row]
+        if name.startswith("m:"):
+            return _measured(offer.measurements or {}, name[2:])
+        return attrgetter(name)(offer)
 
     def _build(self, name: str) -> Codes:
         if name.startswith("provider."):
@@ -127,3 +177,13 @@ class OfferTable:
             codes[rows] = measured_codes
             out[name] = (codes, distinct)
         return out
+
+
+def _measured(measurements: dict[str, Any], key: str) -> tuple[Any, str] | None:
+    """A measured column's value: the figure's value and source, or None."""
+    measured = measurements.get(key)
+    return (measured.value, measured.source) if measured is not None else None
+
+
+def _number(value: Any) -> float | None:
+    return None if value is None else float(value)

@@ -15,7 +15,16 @@ import numpy as np
 
 from app.advice.cities import City
 from app.advice.offer_table import OfferTable
-from app.advice.ranking import CONSTRAINT_SPECS, VERIFY_ITEMS, Assessment, Context, Outcome, assess, score
+from app.advice.ranking import (
+    CONSTRAINT_SPECS,
+    VERIFY_ITEMS,
+    Assessment,
+    Context,
+    Outcome,
+    RowVerdict,
+    assess,
+    score,
+)
 
 
 class KeyBits:
@@ -82,6 +91,21 @@ class Decisions:
         if any("penalty" in found for found in values):
             penalty = [float(found.get("penalty", 1.0)) for found in values]
             np.multiply(self.penalty, np.asarray(penalty)[codes], out=self.penalty)
+
+    def add_rows(self, verdict: RowVerdict) -> None:
+        """Add one check's column-form verdict to every offer."""
+        if verdict.excluded is not None:
+            self.excluded += verdict.excluded
+        for masks, bits, found in (
+            (self.confirm, self.confirm_bits, verdict.confirm),
+            (self.verify, self.verify_bits, verdict.verify),
+        ):
+            for key, offers in found:
+                masks |= np.where(offers, bits.mask((key,)), 0)
+        if verdict.penalty is not None:
+            self.penalty *= verdict.penalty
+        if verdict.licence is not None:
+            self.licence |= verdict.licence
 
     def values(self, attr: str) -> tuple[np.ndarray, list[Any]]:
         """(code per offer, value per code) of `attr` as the (last) constraint setting it gave it."""

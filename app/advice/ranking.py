@@ -18,6 +18,8 @@ from functools import partial
 from operator import attrgetter
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from app.advice import cities, sizing
 from app.advice.answers import WorkloadKind
 from app.advice.checklist import confirm_asks
@@ -29,6 +31,7 @@ from app.advice.facts import (
     SOURCE_LABELS,
     UNKNOWN,
     VERIFIED,
+    LicenceFacts,
     Measurement,
     OfferFacts,
     ProviderFacts,
@@ -36,10 +39,11 @@ from app.advice.facts import (
 from app.advice.knowledge import assumptions, benchmark_thresholds, load
 from app.advice.licensing import Coverage, check_coverage, idc_licences
 from app.advice.numbers import fmt
+from app.advice.offer_table import SOURCE_CODES, OfferTable, combine, factorize
 from app.advice.reasons import Reason, Texts
 from app.advice.requirements import Needs, latency_constants, network_constants, storage_name
 from app.advice.sizing import MonthlyCost, monthly_cost, sync_seconds
-from benchmarks.compare import model_key, ratio_verdict
+from benchmarks.compare import Verdict, model_key, ratio_verdict
 
 
 class Figure(NamedTuple):
@@ -234,6 +238,24 @@ def best(offer: OfferFacts, key: str, claimed: Any, typical: Any = None) -> tupl
     return None, UNKNOWN
 
 
+def best_rows(
+    table: OfferTable, key: str, claimed: np.ndarray, typical: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """best() for every offer of a table: (value, NaN for none; source code in offer_table.SOURCES)."""
+    measured, measured_source = table.measured_figure(key)
+    has = measured_source >= 0
+    value = np.where(has, measured, claimed)
+    source = np.where(has, measured_source, np.where(np.isnan(claimed), UNKNOWN_CODE, CLAIMED_CODE))
+    if typical is not None:
+        assumed = ~has & np.isnan(claimed) & ~np.isnan(typical)
+        value = np.where(assumed, typical, value)
+        source = np.where(assumed, SOURCE_CODES[ASSUMED], source)
+    return value, source
+
+
+UNKNOWN_CODE, CLAIMED_CODE = SOURCE_CODES[UNKNOWN], SOURCE_CODES[CLAIMED]
+
+
 def _typical(storage_type: str, name: str) -> Any:
     return assumptions()["storage"]["typical"].get(storage_type, {}).get(name)
 
@@ -303,9 +325,33 @@ class Context:
 
 Constraint = Callable[[Assessment, Context], None]
 OfferKey = Callable[[OfferFacts], Any]
+
+
 # A part of a constraint that the column ranking decides on its own columns: the parts' verdicts together
 # (reasons added, stale figures joined, score factors multiplied) are the constraint's verdict.
-Part = tuple[tuple[str, ...], Callable[[OfferFacts, "Context"], "Outcome"]]
+class RowVerdict(NamedTuple):
+    """A check's verdict on every offer of a table at once (numpy arrays, one entry per row)."""
+
+    excluded: np.ndarray | None = None  # how many reasons exclude each offer
+    confirm: tuple[tuple[str, np.ndarray], ...] = ()  # (fact, the offers that must confirm it)
+    verify: tuple[tuple[str, np.ndarray], ...] = ()  # (figure, the offers to measure before signing)
+    penalty: np.ndarray | None = None  # score factor
+    licence: np.ndarray | None = None  # offers excluded by a licence check
+
+
+# A check's column form: what it decides for every offer, computed with numpy for checks on measured
+# numbers (one Python run per distinct value would cost a run per measured offer).
+Rows = Callable[[OfferTable, "Context"], RowVerdict]
+
+
+class Part(NamedTuple):
+    """A part of a constraint decided on its own columns (or all at once by `rows`)."""
+
+    columns: tuple[str, ...]
+    outcome_of: Callable[[OfferFacts, Context], Outcome]
+    rows: Rows | None = None
+
+
 Scorer = Callable[[Assessment, Context], float]
 Explainer = Callable[[Assessment, Context], Reason]
 CONSTRAINTS: dict[str, Constraint] = {}
@@ -323,6 +369,7 @@ class ConstraintSpec:
     measured_only: bool = False  # adds nothing to an offer without measurements
     outcome_of: Callable[[OfferFacts, Context], Outcome] | None = None  # its verdict, without an Assessment
     parts: Callable[[], list[Part]] | None = None  # decided part by part, each on its own columns
+    rows: Rows | None = None  # the column form of the check (RowVerdict)
 
     @property
     def key(self) -> OfferKey | None:
@@ -356,6 +403,7 @@ def constraint(
     measured_only: bool = False,
     outcome_of: Callable[[OfferFacts, Context], Outcome] | None = None,
     parts: Callable[[], list[Part]] | None = None,
+    rows: Rows | None = None,
 ) -> Callable[[Constraint], Constraint]:
     """Register a hard constraint; it calls assessment.exclude() / .mark() (see the note above)."""
 
@@ -363,7 +411,8 @@ def constraint(
         if name in CONSTRAINTS:
             raise ValueError(f"constraint {name!r} is registered twice")
         CONSTRAINTS[name] = check
-        CONSTRAINT_SPECS[name] = ConstraintSpec(columns, measures, sets, measured_only, outcome_of, parts)
+        spec = ConstraintSpec(columns, measures, sets, measured_only, outcome_of, parts, rows)
+        CONSTRAINT_SPECS[name] = spec
         return check
 
     return decorator
@@ -544,10 +593,11 @@ PROVIDER_CONSTRAINTS: dict[str, ProviderConstraint] = {}
 
 
 PROVIDER_COLUMNS: dict[str, tuple[str, ...]] = {}  # per provider constraint, the columns it reads
+PROVIDER_ROWS: dict[str, Rows] = {}  # the provider constraints with a column form
 
 
 def provider_constraint(
-    name: str, *, columns: tuple[str, ...]
+    name: str, *, columns: tuple[str, ...], rows: Rows | None = None
 ) -> Callable[[ProviderConstraint], ProviderConstraint]:
     """Register a hard constraint on the provider (status, licences, findings, certifications); the
     ranking decides it once per distinct value of its `columns` (offer_table names), not once per offer."""
@@ -557,6 +607,8 @@ def provider_constraint(
             raise ValueError(f"provider constraint {name!r} is registered twice")
         PROVIDER_CONSTRAINTS[name] = check
         PROVIDER_COLUMNS[name] = columns
+        if rows is not None:
+            PROVIDER_ROWS[name] = rows
         return check
 
     return decorator
@@ -583,7 +635,7 @@ def _provider_outcome(
 def _provider_parts() -> list[Part]:
     """Each provider constraint on its own columns (a provider's licences, findings and certifications)."""
     return [
-        (PROVIDER_COLUMNS[name], partial(_provider_outcome, checks=(check,)))
+        Part(PROVIDER_COLUMNS[name], partial(_provider_outcome, checks=(check,)), PROVIDER_ROWS.get(name))
         for name, check in PROVIDER_CONSTRAINTS.items()
     ]
 
@@ -612,7 +664,39 @@ def _provider_status(scope: Scope, ctx: Context) -> None:
         )
 
 
-@provider_constraint("licence", columns=("provider.licence_terms", "datacenter_province", "offer_kind"))
+def _licence_rows(table: OfferTable, ctx: Context) -> RowVerdict:
+    """_licence for every offer, in two steps: each provider's licences in force (per distinct licence
+    terms), then coverage per distinct (licences in force, province, offer kind)."""
+    terms, first = combine([table.column("provider.licence_terms")], table.size)
+    standings = [idc_licences(table.offers[row].provider.licences, ctx.today) for row in first.tolist()]
+    standing_codes, distinct = factorize(map(_standing_key, standings))
+    place = [table.column("datacenter_province"), table.column("offer_kind")]
+    codes, first = combine([(standing_codes[terms], distinct), *place], table.size)
+    excluded = []
+    for row in first.tolist():
+        offer = table.offers[row]
+        found = check_coverage(
+            offer.provider.licences,
+            province=offer.datacenter_province,
+            offer_kind=offer.offer_kind,
+            today=ctx.today,
+            standing=standings[terms[row]],
+        )
+        excluded.append(found.covered is False)
+    per_offer = np.array(excluded, dtype=np.int64)[codes]
+    return RowVerdict(per_offer, licence=per_offer > 0)
+
+
+def _standing_key(standing: list[LicenceFacts] | Coverage) -> tuple[Any, ...]:
+    """What of a provider's licences in force decides coverage (not their numbers, dates or notes)."""
+    if isinstance(standing, Coverage):
+        return ("fixed", standing.covered)
+    return tuple((lic.issuer_level, lic.province, lic.coverage, lic.resource_collab) for lic in standing)
+
+
+@provider_constraint(
+    "licence", columns=("provider.licence_terms", "datacenter_province", "offer_kind"), rows=_licence_rows
+)
 def _licence(scope: Scope, ctx: Context) -> None:
     provider = scope.provider
     standing = ctx.standing.get(provider.id)
@@ -799,11 +883,33 @@ def _effective_intranet(offer: OfferFacts, ctx: Context) -> tuple[Any, str, floa
     return value, source, value * efficiency, "tcp"
 
 
+def _intranet_rows(table: OfferTable, ctx: Context) -> RowVerdict:
+    """_intranet for every offer: RDMA missing where required, intranet unknown, or too slow."""
+    needs = ctx.needs
+    if needs.allreduce_bytes is None or needs.kind != WorkloadKind.distributed_training:
+        return RowVerdict()
+    no_rdma = table.per_row("rdma_type", lambda kind: kind == "none", dtype=bool)
+    rdma, rdma_source = best_rows(table, "rdma_gbps", table.numbers("rdma_gbps"))
+    tcp, tcp_source = best_rows(table, "intranet_gbps", table.numbers("intranet_gbps"))
+    use_rdma = ~no_rdma & ~np.isnan(rdma)
+    source = np.where(use_rdma, rdma_source, tcp_source)
+    nominal = np.where(use_rdma, ctx.network["rdma"], ctx.network["tcp"])
+    rated = (source == CLAIMED_CODE) | (source == SOURCE_CODES[ASSUMED])  # a line rate, not goodput
+    effective = np.where(use_rdma, rdma, tcp) * np.where(rated, nominal, 1.0)
+    failing = no_rdma if needs.rdma_required else np.zeros(table.size, dtype=bool)
+    unknown = ~failing & np.isnan(effective)
+    slow = np.zeros(table.size, dtype=bool)
+    if needs.needed_effective_gbps is not None:
+        slow = ~failing & ~unknown & (effective < needs.needed_effective_gbps)
+    return RowVerdict((failing | slow).astype(np.int64), (("intranet_gbps", unknown),))
+
+
 @constraint(
     "intranet",
     columns=INTRANET_COLUMNS,
     measures=INTRANET_MEASURES,
     sets=("effective_gbps", "sync_s"),
+    rows=_intranet_rows,
 )
 def _intranet(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
@@ -895,10 +1001,37 @@ def _checkpoint_texts(needs: Needs, write: float, source: str) -> tuple[str, str
     )
 
 
+def _storage_rows(table: OfferTable, ctx: Context) -> RowVerdict:
+    """_storage for every offer: type unknown, IOPS or write rate short (to measure first if only typical)."""
+    needs = ctx.needs
+    codes, first = combine([table.column("storage_type"), table.column("m:storage_type")], table.size)
+    kinds = [storage_kind(table.offers[row]) for row in first.tolist()]
+    confirm = (("storage_type", np.array([kind == "unknown" for kind in kinds], dtype=bool)[codes]),)
+    if needs.read_iops is None and needs.checkpoint_write_mb_s is None:
+        return RowVerdict(None, confirm)
+    typical = [ctx.typical_storage.get(kind) for kind in kinds]
+    excluded, verify = np.zeros(table.size, dtype=np.int64), []
+    for key, need, claimed in (
+        ("read_iops", needs.read_iops, table.numbers("nominal_iops")),
+        ("write_mb_s", needs.checkpoint_write_mb_s, np.full(table.size, np.nan)),
+    ):
+        if need is None:
+            continue
+        name = "iops" if key == "read_iops" else key
+        per_kind = np.array([found[name] if found else np.nan for found in typical], dtype=float)
+        value, source = best_rows(table, key, claimed, per_kind[codes])
+        short = ~np.isnan(value) & (value < need)
+        assumed = source == SOURCE_CODES[ASSUMED]
+        excluded += short & ~assumed
+        verify.append((key, short & assumed))
+    return RowVerdict(excluded, confirm, tuple(verify))
+
+
 @constraint(
     "storage",
     columns=("storage_type", "nominal_iops", "storage_capacity_gb"),
     measures=STORAGE_MEASURES,
+    rows=_storage_rows,
 )
 def _storage(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
@@ -1166,10 +1299,12 @@ EVIDENCE_SETS = ("stale", "penalty")
 
 def _evidence_parts() -> list[Part]:
     """Staleness on the measuring days, and each figure's measurement against its claim."""
-    parts: list[Part] = [(("m:days",), partial(Outcome.record, _stale, sets=EVIDENCE_SETS))]
+    parts: list[Part] = [Part(("m:days",), partial(Outcome.record, _stale, sets=EVIDENCE_SETS))]
     for index, (key, _claim, _kind) in enumerate(BELOW_CLAIM):
         check = partial(_below_claim, index=index)
-        parts.append(((*CLAIM_COLUMNS[key], f"m:{key}"), partial(Outcome.record, check, sets=EVIDENCE_SETS)))
+        columns = (*CLAIM_COLUMNS[key], f"m:{key}")
+        outcome_of = partial(Outcome.record, check, sets=EVIDENCE_SETS)
+        parts.append(Part(columns, outcome_of, partial(_below_claim_rows, index=index)))
     return parts
 
 
@@ -1228,6 +1363,26 @@ def _below_claim(a: Assessment, ctx: Context, *, index: int) -> None:
             args=(measured, claimed, ratio, verdict),
         )
     )
+
+
+def _below_claim_rows(table: OfferTable, ctx: Context, *, index: int) -> RowVerdict:
+    """_below_claim for every offer: the score factor of measured figure BELOW_CLAIM[index]."""
+    limits = ctx.claim_limits
+    if limits is None:
+        limits = ctx.claim_limits = _claim_limits(ctx.evidence)
+    key, claim_of, pass_at, warn_at = limits[index]
+    measured, source = table.measured_figure(key)
+    codes, first = combine([table.column(name) for name in CLAIM_COLUMNS[key]], table.size)
+    claims = [claim_of(table.offers[row]) for row in first.tolist()]
+    claimed = np.array([float(claim) if claim else np.nan for claim in claims], dtype=float)[codes]
+    judged = ((source == SOURCE_CODES[MEASURED]) | (source == SOURCE_CODES[VERIFIED])) & ~np.isnan(claimed)
+    ratio = np.divide(measured, claimed, out=np.full(table.size, np.nan), where=judged)
+    below = judged & ~(ratio >= pass_at)
+    factors = ctx.evidence["below_claim_factor"]
+    factor = np.where(
+        ratio >= warn_at, float(factors[Verdict.warn.value]), float(factors[Verdict.failed.value])
+    )
+    return RowVerdict(penalty=np.where(below, factor, 1.0))
 
 
 def _claim_limits(evidence: dict[str, Any]) -> tuple[ClaimLimit, ...]:

@@ -7,6 +7,7 @@ import gc
 import hashlib
 import json
 import math
+import random
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,54 @@ def test_column_decisions_of_certifications_equal_the_plain_path(case):
     assert ranked.confirm_counts().keys() >= {"iso27001", "dengbao"}
 
 
+def _jittered(offers, seed):
+    """The offers with every measured number moved a little: real measurements rarely repeat a value."""
+    rng = random.Random(seed)
+    out = []
+    for offer in offers:
+        moved = {
+            key: dataclasses.replace(m, value=m.value * rng.uniform(0.9, 1.1))
+            if isinstance(m.value, (int, float)) and key != "gpu_count"
+            else m
+            for key, m in offer.measurements.items()
+        }
+        out.append(dataclasses.replace(offer, measurements=moved))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("case", "rdma_required"),
+    [(case, False) for case in CASES] + [("distributed_training", True)],
+)
+def test_column_forms_of_the_numeric_checks_equal_the_plain_path_on_measurements_that_never_repeat(
+    case, rdma_required
+):
+    offers = _jittered(build_offers(700, seed=21, measured=0.6), seed=4)
+    needs = compute_needs(_answers(case))
+    if rdma_required:
+        needs = dataclasses.replace(needs, rdma_required=True)
+    _assert_equivalent(offers, needs)
+
+
+def test_column_forms_exclude_slow_intranet_and_writes_and_ask_for_unknown_intranet_as_the_plain_path():
+    offers = []
+    for index, offer in enumerate(_jittered(build_offers(700, seed=23, measured=0.5), seed=5)):
+        if index % 7 == 0:  # no intranet figure at all: to confirm
+            offer = dataclasses.replace(offer, intranet_gbps=None, rdma_type="none", rdma_gbps=None)
+        if index % 5 == 0 and offer.measurements:  # a measured checkpoint write rate
+            write = dataclasses.replace(offer.measurements["intranet_gbps"], value=400.0 + index, unit="MB/s")
+            offer = dataclasses.replace(offer, measurements={**offer.measurements, "write_mb_s": write})
+        offers.append(offer)
+    needs = compute_needs(_answers("distributed_training"))
+    needs = dataclasses.replace(
+        needs, needed_effective_gbps=60.0, checkpoint_write_mb_s=600.0, rdma_required=False
+    )
+    ranked = _assert_equivalent(offers, needs)
+    codes = {reason.code for a in ranked.excluded for reason in a.excluded}
+    assert {"intranet.too_slow", "storage.checkpoint"} <= codes
+    assert "intranet_gbps" in ranked.confirm_counts()
+
+
 def _assert_equivalent(offers, needs):
     """The column ranking's offers, order and counts equal the plain path's."""
     ranked = rank_offers(offers, needs, today=TODAY)
@@ -257,3 +306,15 @@ def test_the_ranking_reads_like_a_list_and_writes_each_assessment_once():
     positions = [next(i for i, a in enumerate(ranked) if a is mine) for mine in own]
     assert positions == sorted(positions)
     assert ranked.of_provider(-1) == []
+
+
+def test_a_column_form_that_decides_otherwise_than_its_check_makes_the_column_ranking_differ(monkeypatch):
+    offers = build_offers(600, seed=11, measured=0.5)
+    needs = compute_needs(_answers("single_node_training"))
+    lenient = dataclasses.replace(
+        ranking.CONSTRAINT_SPECS["storage"], rows=lambda table, ctx: ranking.RowVerdict()
+    )
+    monkeypatch.setitem(ranking.CONSTRAINT_SPECS, "storage", lenient)
+    ranked = rank_offers(offers, needs, today=TODAY)
+    eligible, excluded = _plain_ranking(offers, needs)
+    assert _offer_documents(needs, ranked) != _offer_documents(needs, eligible + excluded)
