@@ -15,7 +15,7 @@ from app.advice.knowledge import assumptions, load
 from app.advice.misses import nearest_misses
 from app.advice.numbers import fmt, tidy
 from app.advice.offer_table import OfferTable
-from app.advice.ranked import Part, Ranking
+from app.advice.ranked import Ranking, RankSlice
 from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict
 from app.advice.requirements import Needs, compute_needs, rtt_between
 
@@ -31,12 +31,12 @@ class Advice:
     faq: list[dict[str, Any]]
 
     @property
-    def eligible(self) -> Part:
+    def eligible(self) -> RankSlice:
         """Offers that pass every hard constraint, best first."""
         return self.ranked.eligible
 
     @property
-    def excluded(self) -> Part:
+    def excluded(self) -> RankSlice:
         """Offers excluded by a hard constraint, fewest reasons first."""
         return self.ranked.excluded
 

@@ -133,7 +133,7 @@ def _gather(target: np.ndarray, combine: Any, per_code: list[Any], codes: np.nda
         combine(target, np.asarray(per_code, dtype=target.dtype)[codes], out=target)
 
 
-class Part(Sequence[Assessment]):
+class RankSlice(Sequence[Assessment]):
     """The eligible or the excluded offers of a ranking, in rank order."""
 
     def __init__(self, ranking: Ranking, start: int, stop: int) -> None:
@@ -159,7 +159,7 @@ class Part(Sequence[Assessment]):
         return (self.ranking.at(position) for position in range(self.start, self.stop))
 
 
-class Ranking(Part):
+class Ranking(RankSlice):
     """Every offer in rank order: the eligible ones by score, then the excluded ones."""
 
     def __init__(
@@ -167,8 +167,8 @@ class Ranking(Part):
     ) -> None:
         super().__init__(self, 0, table.size)
         self.table, self.ctx, self.decisions, self.order = table, ctx, decisions, order
-        self.eligible = Part(self, 0, eligible_count)
-        self.excluded = Part(self, eligible_count, table.size)
+        self.eligible = RankSlice(self, 0, eligible_count)
+        self.excluded = RankSlice(self, eligible_count, table.size)
         self._assessed: dict[int, Assessment] = {}
         self._verdicts: dict[str, dict[Any, Outcome]] = {}
 
