@@ -18,6 +18,7 @@ from app.advice.offer_table import OfferTable
 from app.advice.ranked import Ranking, RankSlice
 from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict
 from app.advice.requirements import Needs, compute_needs, rtt_between
+from benchmarks.gc_pause import without_gc
 
 
 @dataclass
@@ -58,11 +59,17 @@ class Advice:
             },
             "nearest_misses": _linked(nearest_misses(self.ranked, self.needs), step_url),
             "evidence": evidence_used(offers),
-            "offers": [assessment_dict(a, self.needs) for a in offers],
+            "offers": offer_dicts(offers, self.needs),
             "checklist": [entry.to_dict() for entry in self.checklist],
             "faq": self.faq,
             "assumptions": assumption_list(),
         }
+
+
+def offer_dicts(assessed: list[Assessment], needs: Needs) -> list[dict[str, Any]]:
+    """JSON form of the listed offers (thousands of small objects: the cyclic collector paused)."""
+    with without_gc():
+        return [assessment_dict(a, needs) for a in assessed]
 
 
 def _linked(misses: dict[str, Any] | None, step_url: Callable[[str], str | None] | None) -> Any:

@@ -25,6 +25,7 @@ from app.advice.ranking import (
     assess,
     score,
 )
+from benchmarks.gc_pause import without_gc
 
 
 class KeyBits:
@@ -133,6 +134,9 @@ def _gather(target: np.ndarray, combine: Any, per_code: list[Any], codes: np.nda
         combine(target, np.asarray(per_code, dtype=target.dtype)[codes], out=target)
 
 
+CHUNK = 2000  # assessments written at a time when a whole ranking is read
+
+
 class RankSlice(Sequence[Assessment]):
     """The eligible or the excluded offers of a ranking, in rank order."""
 
@@ -148,7 +152,7 @@ class RankSlice(Sequence[Assessment]):
     def __getitem__(self, index: slice) -> list[Assessment]: ...
     def __getitem__(self, index: int | slice) -> Assessment | list[Assessment]:
         if isinstance(index, slice):
-            return [self.ranking.at(self.start + p) for p in range(*index.indices(len(self)))]
+            return self.ranking.assessments(range(*index.indices(len(self))), self.start)
         if index < 0:
             index += len(self)
         if not 0 <= index < len(self):
@@ -156,7 +160,8 @@ class RankSlice(Sequence[Assessment]):
         return self.ranking.at(self.start + index)
 
     def __iter__(self) -> Iterator[Assessment]:
-        return (self.ranking.at(position) for position in range(self.start, self.stop))
+        for first in range(self.start, self.stop, CHUNK):
+            yield from self.ranking.assessments(range(first, min(first + CHUNK, self.stop)))
 
 
 class Ranking(RankSlice):
@@ -171,6 +176,12 @@ class Ranking(RankSlice):
         self.excluded = RankSlice(self, eligible_count, table.size)
         self._assessed: dict[int, Assessment] = {}
         self._verdicts: dict[str, dict[Any, Outcome]] = {}
+
+    def assessments(self, positions: range, offset: int = 0) -> list[Assessment]:
+        """The assessments at `positions` (+ offset), written with the cyclic collector paused (writing
+        thousands would otherwise rescan the whole registry's objects many times over)."""
+        with without_gc():
+            return [self.at(offset + position) for position in positions]
 
     def at(self, position: int) -> Assessment:
         """The assessment of the offer at `position` (0: the best), written on first read."""
