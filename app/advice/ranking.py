@@ -1338,10 +1338,7 @@ def _stale(a: Assessment, ctx: Context) -> None:
 
 def _below_claim(a: Assessment, ctx: Context, *, index: int) -> None:
     """Lower the score when the measured figure BELOW_CLAIM[index] is far below the claim."""
-    limits = ctx.claim_limits
-    if limits is None:
-        limits = ctx.claim_limits = _claim_limits(ctx.evidence)
-    key, claim_of, pass_at, warn_at = limits[index]
+    key, claim_of, pass_at, warn_at = _claim_limit(ctx, index)
     measured = a.offer.measurements.get(key) if a.offer.measurements else None
     if measured is None:
         return
@@ -1367,10 +1364,7 @@ def _below_claim(a: Assessment, ctx: Context, *, index: int) -> None:
 
 def _below_claim_rows(table: OfferTable, ctx: Context, *, index: int) -> RowVerdict:
     """_below_claim for every offer: the score factor of measured figure BELOW_CLAIM[index]."""
-    limits = ctx.claim_limits
-    if limits is None:
-        limits = ctx.claim_limits = _claim_limits(ctx.evidence)
-    key, claim_of, pass_at, warn_at = limits[index]
+    key, claim_of, pass_at, warn_at = _claim_limit(ctx, index)
     measured, source = table.measured_figure(key)
     codes, first = combine([table.column(name) for name in CLAIM_COLUMNS[key]], table.size)
     claims = [claim_of(table.offers[row]) for row in first.tolist()]
@@ -1383,6 +1377,13 @@ def _below_claim_rows(table: OfferTable, ctx: Context, *, index: int) -> RowVerd
         ratio >= warn_at, float(factors[Verdict.warn.value]), float(factors[Verdict.failed.value])
     )
     return RowVerdict(penalty=np.where(below, factor, 1.0))
+
+
+def _claim_limit(ctx: Context, index: int) -> ClaimLimit:
+    """BELOW_CLAIM[index] with its pass and warn ratios (the limits are read once per run)."""
+    if ctx.claim_limits is None:
+        ctx.claim_limits = _claim_limits(ctx.evidence)
+    return ctx.claim_limits[index]
 
 
 def _claim_limits(evidence: dict[str, Any]) -> tuple[ClaimLimit, ...]:
