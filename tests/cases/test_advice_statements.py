@@ -17,12 +17,12 @@ from tests.cases.test_measured_offers import OFFER, TODAY, at, quick_steps, smal
 
 @contextmanager
 def counted(session: Session) -> Iterator[list[str]]:
-    """The SQL statements sent through the session's engine meanwhile."""
+    """The SQL statements sent through the session's engine meanwhile (whitespace collapsed)."""
     statements: list[str] = []
     engine = session.get_bind()
 
     def listen(_conn, _cursor, statement, *_args) -> None:
-        statements.append(statement)
+        statements.append(" ".join(statement.split()))
 
     event.listen(engine, "before_cursor_execute", listen)
     try:

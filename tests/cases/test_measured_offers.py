@@ -45,29 +45,34 @@ def small_model_answers(parameters_billion: float):
     )
 
 
+def beijing_offers(session: Session, legal_name: str, names: list[str], **provider: Any) -> list[Offer]:
+    """A provider with a datacenter in Beijing and one OFFER (1 Gbps intranet, local NVMe, 500k IOPS) per
+    name; `provider` adds to its record (e.g. licences)."""
+    created = create_provider(
+        session,
+        data={
+            "legal_name": legal_name,
+            **provider,
+            "datacenters": [{"name": "示例测量机房", "province": "北京", "city": "北京"}],
+            "offers": [{**OFFER, "name": name} for name in names],
+        },
+    )
+    return list(created.offers)
+
+
 @pytest.fixture
 def offers(session: Session) -> list[Offer]:
     """Two identical offers claiming 1 Gbps intranet, local NVMe and 500k IOPS, in Beijing."""
-    provider = create_provider(
-        session,
-        data={
-            "legal_name": "示例测量算力有限公司",
-            "licences": [
-                {
-                    "number_raw": "京B1.B2-20249901",
-                    "business_items": ["B11"],
-                    "b11_includes_resource_collab": True,
-                    "coverage": ["北京"],
-                    "issued_on": "2024-03-15",
-                    "expires_on": "2029-03-14",
-                    "status": "正常",
-                }
-            ],
-            "datacenters": [{"name": "示例测量机房", "province": "北京", "city": "北京"}],
-            "offers": [{**OFFER, "name": "实测套餐"}, {**OFFER, "name": "未测套餐"}],
-        },
-    )
-    return list(provider.offers)
+    licence = {
+        "number_raw": "京B1.B2-20249901",
+        "business_items": ["B11"],
+        "b11_includes_resource_collab": True,
+        "coverage": ["北京"],
+        "issued_on": "2024-03-15",
+        "expires_on": "2029-03-14",
+        "status": "正常",
+    }
+    return beijing_offers(session, "示例测量算力有限公司", ["实测套餐", "未测套餐"], licences=[licence])
 
 
 def parsed(parser: str, text: str, **metadata: Any) -> list[dict[str, Any]]:

@@ -2,57 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import pytest
-import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from app.models import Offer
-from app.models.bench_figure import BenchFigure
 from app.models.trials import BenchRun, BenchStep, RunState
 from app.services import bench_runs, matrix_runs
-from app.services.providers import create_provider
 from benchmarks.sample import Sample
 from benchmarks.suites import ProbeResult, Progress, SuiteResult
-from tests.cases.test_measured_offers import OFFER, at, quick_steps, store_run
+from tests.cases.test_advice_statements import counted
+from tests.cases.test_measured_offers import at, beijing_offers, quick_steps, store_run
+from tests.services.test_bench_figures import figures_of
 
 
 @pytest.fixture
 def offers(session: Session) -> list[Offer]:
     """Two offers of one provider (1 Gbps intranet claimed)."""
-    provider = create_provider(
-        session,
-        data={
-            "legal_name": "示例图表刷新有限公司",
-            "datacenters": [{"name": "示例测量机房", "province": "北京", "city": "北京"}],
-            "offers": [{**OFFER, "name": "刷新套餐甲"}, {**OFFER, "name": "刷新套餐乙"}],
-        },
-    )
-    return list(provider.offers)
-
-
-@contextmanager
-def statements(session: Session) -> Iterator[list[str]]:
-    """The SQL statements sent while the block runs."""
-    seen: list[str] = []
-    engine = session.get_bind()
-
-    def record(_connection, _cursor, statement, *_args) -> None:
-        seen.append(" ".join(statement.split()))
-
-    sa.event.listen(engine, "before_cursor_execute", record)
-    try:
-        yield seen
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", record)
-
-
-def figures_of(session: Session, run_id: int) -> dict[str, BenchFigure]:
-    session.expire_all()
-    rows = session.exec(select(BenchFigure).where(BenchFigure.run_id == run_id)).all()
-    return {row.figure: row for row in rows}
+    return beijing_offers(session, "示例图表刷新有限公司", ["刷新套餐甲", "刷新套餐乙"])
 
 
 def running_run(session: Session, offer: Offer, names: list[str], suite: str = "quick") -> BenchRun:
@@ -81,13 +47,13 @@ def test_a_running_runs_step_saves_cost_one_statement_and_its_success_writes_fig
     for done, (name, samples) in enumerate(steps.items()):
         result.probes.append(probe_result(name, samples))
         for event in ("started", "finished"):
-            with statements(session) as seen:
+            with counted(session) as seen:
                 recorder(Progress(done, len(steps), name, event, "", 1.0, result))
             assert len(seen) == 1 and seen[0].startswith("UPDATE bench_step"), seen
     assert figures_of(session, run.id) == {}
     run.state, run.finished_at = RunState.succeeded, at(1)  # as execute_run finishes it
     session.add(run)
-    with statements(session) as seen:
+    with counted(session) as seen:
         session.commit()
     assert any(s.startswith("DELETE FROM bench_figure") for s in seen)
     assert figures_of(session, run.id)["intranet_gbps"].value_num == 0.7
@@ -96,7 +62,7 @@ def test_a_running_runs_step_saves_cost_one_statement_and_its_success_writes_fig
 def test_a_matrix_run_gets_its_figures_when_it_finishes(session, offers):
     run = running_run(session, offers[0], ["pair_1", "ping"], suite=matrix_runs.MATRIX_SUITE)
     recorder = matrix_runs._Recorder(session, run, None, None)
-    with statements(session) as seen:
+    with counted(session) as seen:
         recorder.step("pair_1", probe_result("pair_1", quick_steps(400)["iperf3"]))
     assert not any("bench_figure" in s for s in seen), seen
     assert figures_of(session, run.id) == {}

@@ -15,12 +15,12 @@ from app.models import Offer, Provider
 from app.models.bench_figure import FIGURE_KEYS, BenchFigure
 from app.models.trials import BenchRun, BenchStep, RunState
 from app.services import bench_figures, bench_uploads, cases
-from app.services.providers import create_provider
 from tests.cases.test_measured_offers import (
     LINK,
     OFFER,
     TODAY,
     at,
+    beijing_offers,
     facts_by_name,
     parsed,
     quick_steps,
@@ -44,16 +44,8 @@ RDMA_OUTPUT = """
 
 @pytest.fixture
 def offers(session: Session) -> list[Offer]:
-    """Two identical offers (1 Gbps intranet, local NVMe, 500k IOPS) of a provider licensed in Beijing."""
-    provider = create_provider(
-        session,
-        data={
-            "legal_name": "示例实测数据有限公司",
-            "datacenters": [{"name": "示例测量机房", "province": "北京", "city": "北京"}],
-            "offers": [{**OFFER, "name": "实测套餐"}, {**OFFER, "name": "未测套餐"}],
-        },
-    )
-    return list(provider.offers)
+    """Two identical offers (1 Gbps intranet, local NVMe, 500k IOPS) of a provider in Beijing."""
+    return beijing_offers(session, "示例实测数据有限公司", ["实测套餐", "未测套餐"])
 
 
 def figures_of(session: Session, run_id: int) -> dict[str, BenchFigure]:
