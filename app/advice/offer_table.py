@@ -4,12 +4,13 @@ A column is named after what it reads: an offer attribute ("gpu_model"), a provi
 ("provider.iso27001"), a measured figure ("m:intranet_gbps": its value and source, -1 code when not
 measured) or the days the offer's figures were measured on ("m:days"). Equal values get equal codes, so
 offers with equal codes in every column a check reads get the same verdict from it. Columns are built once
-per table and reused by every case advised over it.
+per table and reused by every case advised over it. When some providers change, `replacing` carries the
+columns over and codes only the changed providers' offers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -35,12 +36,18 @@ _DIRECT_UP_TO = 1 << 21  # key ranges up to this are numbered through a lookup t
 
 def factorize(values: Iterable[Any]) -> Codes:
     """A code per value (equal values, equal codes, numbered in order of first appearance)."""
+    codes, numbers = numbered(values)
+    return codes, len(numbers)
+
+
+def numbered(values: Iterable[Any]) -> tuple[np.ndarray, dict[Any, int]]:
+    """As factorize, with the code of each distinct value."""
     values = list(values)
-    numbers = dict.fromkeys(values)
+    numbers: dict[Any, Any] = dict.fromkeys(values)
     for number, value in enumerate(numbers):
         numbers[value] = number
     codes = np.fromiter(map(numbers.__getitem__, values), dtype=np.int64, count=len(values))
-    return codes, len(numbers)
+    return codes, numbers
 
 
 def combine(columns: Sequence[Codes], size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -80,9 +87,17 @@ class OfferTable:
         self.measured = np.fromiter(
             (bool(offer.measurements) for offer in self.offers), dtype=bool, count=self.size
         )
+        self.replaced = 0  # offers coded by `replacing` since the table was built from scratch
         self._columns: dict[str, Codes] = {}
+        self._codes: dict[str, dict[Any, int]] = {}  # each column's code of each value it has had
         self._numbers: dict[str, np.ndarray] = {}
         self._figures: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    @property
+    def provider_ids(self) -> np.ndarray:
+        """The provider id of every offer."""
+        ids = np.fromiter((provider.id for provider in self.providers), np.int64, len(self.providers))
+        return ids[self.provider_index]
 
     def __len__(self) -> int:
         return self.size
@@ -103,13 +118,54 @@ class OfferTable:
             rows = list(map(attrgetter(*offer_names), self.offers)) if self.size else []
             columns = zip(*rows, strict=True) if len(offer_names) > 1 else [rows]
             for name, values in zip(offer_names, columns, strict=False):
-                self._columns[name] = factorize(values)
+                self._store(name, *numbered(values))
         measured = [name for name in missing if name.startswith("m:")]
         if measured:
-            self._columns.update(self._measured_columns(measured))
+            self._measured_columns(measured)
         for name in missing:
             self.column(name)
         return self
+
+    def replacing(self, provider_ids: Collection[int], fresh: Sequence[OfferFacts]) -> OfferTable:
+        """A new table: these providers' offers replaced by `fresh` (their offers as read now, none for a
+        deleted provider), in provider then id order. Columns, numbers and measured figures built here are
+        carried over; only the fresh offers are coded. This table is left as it was."""
+        gone = np.isin(self.provider_ids, np.fromiter(provider_ids, np.int64, len(provider_ids)))
+        kept = np.flatnonzero(~gone)
+        extra = OfferTable(fresh)
+        order = np.lexsort(
+            (
+                np.concatenate([self.ids[kept], extra.ids]),
+                np.concatenate([self.provider_ids[kept], extra.provider_ids]),
+            )
+        )
+        offers = [self.offers[row] for row in kept.tolist()] + extra.offers
+        table = OfferTable.__new__(OfferTable)
+        table.offers = [offers[row] for row in order.tolist()]
+        table.size = len(table.offers)
+
+        def merged(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+            return np.concatenate([old[kept], new])[order]
+
+        table.ids, table.measured = merged(self.ids, extra.ids), merged(self.measured, extra.measured)
+        changed = set(provider_ids)
+        providers = [p for p in self.providers if p.id not in changed] + extra.providers
+        table.providers = sorted(providers, key=attrgetter("id"))  # in order of first appearance
+        positions = {provider.id: index for index, provider in enumerate(table.providers)}
+        pids = merged(self.provider_ids, extra.provider_ids).tolist()
+        table.provider_index = np.fromiter(map(positions.__getitem__, pids), np.int64, table.size)
+        table.replaced = self.replaced + len(extra.offers)
+        table._columns, table._codes = {}, {}
+        for name, (codes, _distinct) in self._columns.items():
+            numbers = dict(self._codes[name])
+            added = [_code(numbers, _row_value(name, offer)) for offer in extra.offers]
+            table._store(name, merged(codes, np.asarray(added, dtype=np.int64)), numbers)
+        table._numbers = {name: merged(found, extra.numbers(name)) for name, found in self._numbers.items()}
+        table._figures = {}
+        for key, (values, sources) in self._figures.items():
+            new_values, new_sources = extra.measured_figure(key)
+            table._figures[key] = (merged(values, new_values), merged(sources, new_sources))
+        return table
 
     def numbers(self, name: str) -> np.ndarray:
         """An offer column's numbers for every offer (NaN where there is none), kept."""
@@ -148,15 +204,22 @@ class OfferTable:
             return _measured(offer.measurements or {}, name[2:])
         return attrgetter(name)(offer)
 
+    def _store(self, name: str, codes: np.ndarray, numbers: dict[Any, int]) -> Codes:
+        """Keep a column's codes and the code of each value (for `replacing`)."""
+        self._codes[name] = numbers
+        found = self._columns[name] = (codes, len(numbers))
+        return found
+
     def _build(self, name: str) -> Codes:
         if name.startswith("provider."):
-            per_provider, distinct = factorize(map(attrgetter(name[len("provider.") :]), self.providers))
-            return per_provider[self.provider_index], distinct
+            per_provider, numbers = numbered(map(attrgetter(name[len("provider.") :]), self.providers))
+            return self._store(name, per_provider[self.provider_index], numbers)
         if name.startswith("m:"):
-            return self._measured_columns([name])[name]
-        return factorize(map(attrgetter(name), self.offers))
+            self._measured_columns([name])
+            return self._columns[name]
+        return self._store(name, *numbered(map(attrgetter(name), self.offers)))
 
-    def _measured_columns(self, names: list[str]) -> dict[str, Codes]:
+    def _measured_columns(self, names: list[str]) -> None:
         """Columns of measured values, read in one pass over the measured offers (-1: no measurements)."""
         rows = np.flatnonzero(self.measured).tolist()
         wanted = {name[2:]: index for index, name in enumerate(names)}
@@ -169,20 +232,42 @@ class OfferTable:
                 if index is not None:
                     found[index][position] = (measured.value, measured.source)
             if days is not None:  # when each figure was measured (equal times, equal days)
-                found[days][position] = tuple((key, measured.at) for key, measured in measurements.items())
-        out = {}
+                found[days][position] = _days(measurements)
         for name, values in zip(names, found, strict=True):
             codes = np.full(self.size, -1, dtype=np.int64)
-            measured_codes, distinct = factorize(values)
+            measured_codes, numbers = numbered(values)
             codes[rows] = measured_codes
-            out[name] = (codes, distinct)
-        return out
+            self._store(name, codes, numbers)
 
 
 def _measured(measurements: dict[str, Any], key: str) -> tuple[Any, str] | None:
     """A measured column's value: the figure's value and source, or None."""
     measured = measurements.get(key)
     return (measured.value, measured.source) if measured is not None else None
+
+
+def _days(measurements: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The "m:days" column's value: when each figure was measured."""
+    return tuple((key, measured.at) for key, measured in measurements.items())
+
+
+NOT_MEASURED: Any = object()  # a measured column's value for an offer without measurements (code -1)
+
+
+def _row_value(name: str, offer: OfferFacts) -> Any:
+    """One offer's value of a column, as the column was coded."""
+    if not name.startswith("m:"):
+        return attrgetter(name)(offer)
+    if not offer.measurements:
+        return NOT_MEASURED
+    return _days(offer.measurements) if name == "m:days" else _measured(offer.measurements, name[2:])
+
+
+def _code(numbers: dict[Any, int], value: Any) -> int:
+    """The code of a value in a column, a new one for a value the column has not had."""
+    if value is NOT_MEASURED:
+        return -1
+    return numbers.setdefault(value, len(numbers))
 
 
 def _number(value: Any) -> float | None:

@@ -322,13 +322,16 @@ def figures_statement(run_ids: Any, dialect: Any) -> Any:
     """The figure rows of the runs `run_ids` selects, by offer, in plain columns.
 
     The time comes last, as stored (SQLite: text, parsed once per run by `time_reader`). Which run's figure
-    wins is decided by the reader (ordering by it in SQL makes SQLite sort three times slower).
+    wins is decided by the reader (ordering by it in SQL makes SQLite sort three times slower). Within an
+    offer the figures come in the order they were written, whichever plan the database picks (a read of a
+    few providers must list them as a read of all does).
     """
     figures = _tables()[2]
     at = figures.c.measured_at
     raw_at = sa.type_coerce(at, sa.String) if dialect.name == "sqlite" else at
     columns = (figures.c[name] for name in READ_COLUMNS)
-    return sa.select(*columns, raw_at).where(figures.c.run_id.in_(run_ids)).order_by(figures.c.offer_id)
+    statement = sa.select(*columns, raw_at).where(figures.c.run_id.in_(run_ids))
+    return statement.order_by(figures.c.offer_id, figures.c.id)
 
 
 def time_reader(dialect: Any) -> Callable[[Any], datetime]:

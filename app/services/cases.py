@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from itertools import groupby
@@ -229,28 +229,36 @@ def _red_flags() -> dict[str, int | None]:
     return {rule_id: rule.red_flag for rule_id, rule in load_rules().items()}
 
 
-def _latest_check_ids() -> Any:
+Providers = Collection[int] | None  # the providers whose rows to read (None: every provider)
+
+
+def _only(statement: Any, column: Any, providers: Providers) -> Any:
+    """`statement` limited to rows whose `column` names one of `providers` (unchanged for None)."""
+    return statement if providers is None else statement.where(column.in_(sorted(providers)))
+
+
+def _latest_check_ids(providers: Providers = None) -> Any:
     """The id of each provider's most recent check run (a subquery over the providers' pointer, so it does
     not grow with the history of daily re-checks)."""
-    return select(POINTER).where(POINTER.is_not(None))
+    return _only(select(POINTER).where(POINTER.is_not(None)), col(Provider.id), providers)
 
 
-def _latest_checks(session: Session) -> dict[int, Any]:
+def _latest_checks(session: Session, providers: Providers = None) -> dict[int, Any]:
     """Each provider's most recent check run (id, provider, time: no ORM objects), in one statement."""
     columns = (col(CheckRun.id), col(CheckRun.provider_id), col(CheckRun.created_at))
-    rows = session.connection().execute(sa.select(*columns).where(col(CheckRun.id).in_(_latest_check_ids())))
-    return {row.provider_id: row for row in rows}
+    statement = sa.select(*columns).where(col(CheckRun.id).in_(_latest_check_ids(providers)))
+    return {row.provider_id: row for row in session.connection().execute(statement)}
 
 
 FINDING_COLUMNS = ("provider_id", "rule_id", "red_flag", "severity", "subject", "message_zh", "message_en")
 
 
-def _latest_findings(session: Session) -> dict[int, list[Any]]:
+def _latest_findings(session: Session, providers: Providers = None) -> dict[int, list[Any]]:
     """The findings of each provider's most recent check run (the columns advice reads), in one statement."""
     table: Any = StoredFinding.__table__
     stmt = (
         sa.select(*(table.c[name] for name in FINDING_COLUMNS))
-        .where(table.c.check_run_id.in_(_latest_check_ids()))
+        .where(table.c.check_run_id.in_(_latest_check_ids(providers)))
         .order_by(table.c.check_run_id, table.c.position)
     )
     found: dict[int, list[Any]] = {}
@@ -330,8 +338,10 @@ def offer_facts(
     today: date | None = None,
     check_link: Callable[[int], str | None] | None = None,
     run_link: Callable[[int], str | None] | None = None,
+    providers: Providers = None,
 ) -> list[OfferFacts]:
-    """Every offer with its provider's facts and measurements, in a fixed number of SQL statements.
+    """Every offer (of `providers` only, when given) with its provider's facts and measurements, in a fixed
+    number of SQL statements, ordered by provider then id.
 
     `check_link(provider_id)` gives the address of the provider's credential-check page, when there is one;
     `run_link(run_id)` the address of a benchmark run's page (default: the web page, inside a request).
@@ -339,7 +349,7 @@ def offer_facts(
     # Reading the registry allocates hundreds of thousands of objects and frees nothing cyclic: without the
     # cyclic collector meanwhile, it runs once at the end instead of rescanning the registry (half the time).
     with without_gc():
-        return _offer_facts_of(session, today or date.today(), check_link, run_link)
+        return _offer_facts_of(session, today or date.today(), check_link, run_link, providers)
 
 
 def _offer_facts_of(
@@ -347,16 +357,18 @@ def _offer_facts_of(
     today: date,
     check_link: Callable[[int], str | None] | None,
     run_link: Callable[[int], str | None] | None,
+    only: Providers,
 ) -> list[OfferFacts]:
-    records = _registry_rows(session)
-    checks, findings = _latest_checks(session), _latest_findings(session)
+    records = _registry_rows(session, only)
+    checks, findings = _latest_checks(session, only), _latest_findings(session, only)
     flags = _red_flags() if findings else {}
-    measured = offer_measurements(session, today=today, run_link=run_link or _default_run_link)
-    providers = {row.id: row for row in _table_rows(session, Provider, PROVIDER_COLUMNS)}
+    link = run_link or _default_run_link
+    measured = offer_measurements(session, today=today, run_link=link, providers=only)
+    providers = {row.id: row for row in _table_rows(session, Provider, PROVIDER_COLUMNS, only)}
     facts: list[OfferFacts] = []
     pfacts: ProviderFacts | None = None
     no_measurements: dict[str, Measurement] = {}
-    for row in session.connection().execute(_offers_statement()).all():
+    for row in session.connection().execute(_offers_statement(only)).all():
         values = dict(zip(OFFER_FIELDS, row, strict=True))
         provider_id = values.pop("provider_id")
         if pfacts is None or pfacts.id != provider_id:
@@ -422,7 +434,7 @@ DATACENTER_COLUMNS = {"datacenter_name": "name", "datacenter_province": "provinc
 OFFER_FIELDS = ("provider_id", *OFFER_COLUMNS, *DATACENTER_COLUMNS)
 
 
-def _offers_statement() -> Any:
+def _offers_statement(providers: Providers = None) -> Any:
     """Every offer (the columns advice reads) with its own provider's datacenter, by provider then id."""
     offer: Any = Offer.__table__
     datacenter: Any = Datacenter.__table__
@@ -432,21 +444,27 @@ def _offers_statement() -> Any:
     )
     columns = [offer.c.provider_id, *(offer.c[name] for name in OFFER_COLUMNS)]
     columns += [datacenter.c[name] for name in DATACENTER_COLUMNS.values()]
-    return sa.select(*columns).select_from(joined).order_by(offer.c.provider_id, offer.c.id)
+    statement = sa.select(*columns).select_from(joined).order_by(offer.c.provider_id, offer.c.id)
+    return _only(statement, offer.c.provider_id, providers)
 
 
-def _table_rows(session: Session, model: Any, columns: tuple[str, ...] | None = None) -> list[Any]:
-    """Every row of a model's table (or `columns` of it) as plain rows in id order (no ORM objects)."""
+def _table_rows(
+    session: Session, model: Any, columns: tuple[str, ...] | None = None, providers: Providers = None
+) -> list[Any]:
+    """Every row of a model's table (or `columns` of it; of `providers` only, when given) as plain rows in
+    id order (no ORM objects)."""
     table = model.__table__
     selected = [table.c[name] for name in columns] if columns else [table]
-    return session.connection().execute(sa.select(*selected).order_by(table.c.id)).all()
+    owner = table.c.id if model is Provider else table.c.provider_id
+    statement = _only(sa.select(*selected).order_by(table.c.id), owner, providers)
+    return session.connection().execute(statement).all()
 
 
-def _registry_rows(session: Session) -> dict[int, dict[str, list[Any]]]:
+def _registry_rows(session: Session, providers: Providers = None) -> dict[int, dict[str, list[Any]]]:
     """Licences and certifications by provider id: one statement per table."""
     grouped: dict[int, dict[str, list[Any]]] = {}
     for name, model in REGISTRY_CHILDREN.items():
-        for row in _table_rows(session, model, REGISTRY_COLUMNS.get(name)):
+        for row in _table_rows(session, model, REGISTRY_COLUMNS.get(name), providers):
             grouped.setdefault(row.provider_id, {}).setdefault(name, []).append(row)
     return grouped
 
@@ -455,19 +473,19 @@ def _registry_rows(session: Session) -> dict[int, dict[str, list[Any]]]:
 RUNS_PER_OFFER = 3  # the latest successful runs of an offer that may supply its figures
 
 
-def _recent_run_ids() -> Any:
-    """Ids of the latest RUNS_PER_OFFER successful runs of every offer (a subquery)."""
+def _recent_run_ids(providers: Providers = None) -> Any:
+    """Ids of the latest RUNS_PER_OFFER successful runs of every offer (of `providers` only, when given)."""
     when = sa.func.coalesce(col(BenchRun.finished_at), col(BenchRun.created_at))
-    ranked = (
-        select(
-            col(BenchRun.id).label("id"),
-            sa.func.row_number()
-            .over(partition_by=col(BenchRun.offer_id), order_by=(when.desc(), col(BenchRun.id).desc()))
-            .label("n"),
-        )
-        .where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None))
-        .subquery()
-    )
+    numbered = select(
+        col(BenchRun.id).label("id"),
+        sa.func.row_number()
+        .over(partition_by=col(BenchRun.offer_id), order_by=(when.desc(), col(BenchRun.id).desc()))
+        .label("n"),
+    ).where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None))
+    if providers is not None:  # the offers' providers (a run's offer belongs to the run's provider)
+        offers = _only(select(col(Offer.id)), col(Offer.provider_id), providers)
+        numbered = numbered.where(col(BenchRun.offer_id).in_(offers))
+    ranked = numbered.subquery()
     return select(ranked.c.id).where(ranked.c.n <= RUNS_PER_OFFER)
 
 
@@ -478,7 +496,11 @@ def _preference(row: Any, stale_before: date) -> tuple[bool, bool, datetime, int
 
 
 def offer_measurements(
-    session: Session, *, today: date, run_link: Callable[[int], str | None] | None = None
+    session: Session,
+    *,
+    today: date,
+    run_link: Callable[[int], str | None] | None = None,
+    providers: Providers = None,
 ) -> dict[int, dict[str, Measurement]]:
     """Measured figures per offer id: each figure from the most trusted recent run that measured it.
 
@@ -489,7 +511,7 @@ def offer_measurements(
     read_time = time_reader(connection.dialect)
     rows = [
         (*row[:-1], read_time(row[-1]))
-        for row in connection.execute(figures_statement(_recent_run_ids(), connection.dialect))
+        for row in connection.execute(figures_statement(_recent_run_ids(providers), connection.dialect))
     ]
     links: dict[int, str | None] = {}
     measured: dict[int, dict[str, Measurement]] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from app.models.registry_version import ROW_ID, create_statements, drop_statements
+from app.models.registry_version import FUNCTION, ROW_ID, drop_statements, trigger_events, trigger_name
 
 revision = "0015"
 down_revision = "0014"
@@ -32,6 +32,29 @@ WATCHED = {
 }
 
 
+def create_statements(dialect: str) -> list[str]:
+    """The triggers as of this revision: they move the counter only (0016 also stamps providers)."""
+    if dialect == "postgresql":
+        out = [
+            f"CREATE OR REPLACE FUNCTION {FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+            f"UPDATE registry_version SET n = n + 1, xid = txid_current() "
+            f"WHERE id = {ROW_ID} AND xid IS DISTINCT FROM txid_current(); RETURN NULL; END $$"
+        ]
+        for table, columns in WATCHED.items():
+            events = " OR ".join(event_sql for _name, event_sql in trigger_events(columns))
+            out.append(
+                f"CREATE CONSTRAINT TRIGGER {trigger_name(table)} AFTER {events} ON {table} "
+                f"DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION {FUNCTION}()"
+            )
+        return out
+    return [
+        f"CREATE TRIGGER {trigger_name(table, name)} AFTER {event_sql} ON {table} "
+        f"BEGIN UPDATE registry_version SET n = n + 1 WHERE id = {ROW_ID}; END"
+        for table, columns in WATCHED.items()
+        for name, event_sql in trigger_events(columns)
+    ]
+
+
 def upgrade() -> None:
     """Apply this revision."""
     table = op.create_table(
@@ -42,7 +65,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     op.bulk_insert(table, [{"id": ROW_ID, "n": 0, "xid": None}])
-    for statement in create_statements(op.get_bind().dialect.name, WATCHED):
+    for statement in create_statements(op.get_bind().dialect.name):
         op.execute(statement)
 
 

@@ -9,8 +9,10 @@ import pytest
 
 from app.advice import offer_table
 from app.advice.deciding import columns_read
+from app.advice.engine import advise
 from app.advice.offer_table import OfferTable, combine, factorize
-from perf.advice_perf import build_offers
+from perf.advice_perf import TODAY, build_offers
+from tests.advice.test_ranking_equivalence import CASES, _answers
 
 
 def test_equal_values_share_a_code_numbered_in_order_of_first_appearance():
@@ -75,3 +77,47 @@ def test_provider_columns_give_every_offer_its_providers_code():
         by_value.setdefault(offer.provider.iso27001, set()).add(code)
     assert all(len(found) == 1 for found in by_value.values()) and len(by_value) == 2
     assert [table.providers[i].id for i in table.provider_index.tolist()] == [o.provider.id for o in offers]
+
+
+def _by_provider(offers):
+    """Offers in the order the registry reads them: by provider, then id."""
+    return sorted(offers, key=lambda offer: (offer.provider.id, offer.id))
+
+
+def _same_grouping(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two columns of codes group the offers alike (equal codes in one, equal in the other)."""
+    if not np.array_equal(a == -1, b == -1):
+        return False
+    pairs = np.unique(np.stack([a, b]), axis=1).shape[1]
+    return pairs == len(np.unique(a)) == len(np.unique(b))
+
+
+def test_replacing_changed_providers_offers_gives_the_table_and_advice_of_a_fresh_read():
+    offers = _by_provider(build_offers(1500, seed=11, measured=0.4))
+    kept = OfferTable(offers).prepare(columns_read())
+    answers = [_answers(case) for case in CASES]
+    before = [advise(case, kept, today=TODAY).to_dict() for case in answers]  # fills the numbers it keeps
+    # as read again later: other values for providers 3, 40 and 41; provider 41 lost an offer, provider 77
+    # was deleted, provider 999 is new
+    changed = {3, 40, 41, 77, 999}
+    other = build_offers(1500, seed=12, measured=0.6)
+    fresh = [offer for offer in other if offer.provider.id in changed - {77}]
+    fresh.remove(next(offer for offer in fresh if offer.provider.id == 41))
+    newcomer = dataclasses.replace(fresh[0].provider, id=999, name="新加入的供应商")
+    fresh += [dataclasses.replace(offer, id=9000 + offer.id, provider=newcomer) for offer in fresh[:3]]
+    fresh = _by_provider(fresh)
+
+    replaced = kept.replacing(changed, fresh).prepare(columns_read())
+    expected = _by_provider([offer for offer in offers if offer.provider.id not in changed] + fresh)
+    afresh = OfferTable(expected).prepare(columns_read())
+    assert [offer.id for offer in replaced.offers] == [offer.id for offer in expected]
+    assert replaced.ids.tolist() == afresh.ids.tolist()
+    assert replaced.measured.tolist() == afresh.measured.tolist()
+    assert replaced.provider_ids.tolist() == afresh.provider_ids.tolist()
+    assert sorted(p.id for p in replaced.providers) == sorted(p.id for p in afresh.providers)
+    for name in columns_read():
+        assert _same_grouping(replaced.column(name)[0], afresh.column(name)[0]), name
+    for case in answers:
+        assert advise(case, replaced, today=TODAY).to_dict() == advise(case, afresh, today=TODAY).to_dict()
+    assert [advise(case, kept, today=TODAY).to_dict() for case in answers] == before  # left as it was
+    assert replaced.replaced == len(fresh) and kept.replaced == 0

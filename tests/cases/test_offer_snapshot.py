@@ -1,4 +1,5 @@
-"""Advice keeps the offers it read until the registry changes: every change moves the counter (triggers)."""
+"""Advice keeps the offers it read until the registry changes: every change moves the counter and stamps the
+changed provider (triggers), and the next advice reads only the changed providers again."""
 
 from __future__ import annotations
 
@@ -29,6 +30,20 @@ def kept(session: Session) -> Iterator[None]:
     offer_snapshot.clear()
     yield
     offer_snapshot.clear()
+
+
+@pytest.fixture
+def reads(monkeypatch) -> list[object]:
+    """The providers each read of offer facts asked for (None: every provider)."""
+    asked: list[object] = []
+    read = cases.offer_facts
+
+    def recorded(session, **kw):
+        asked.append(kw.get("providers"))
+        return read(session, **kw)
+
+    monkeypatch.setattr(cases, "offer_facts", recorded)
+    return asked
 
 
 def version(session: Session) -> int:
@@ -109,15 +124,19 @@ CHANGES: list[Callable[[Session], None]] = [
 
 
 @pytest.mark.parametrize("change", CHANGES, ids=[change.__name__.strip("_") for change in CHANGES])
-def test_each_change_advice_reads_moves_the_counter_once_and_the_next_advice_reads_it(session, kept, change):
-    add_providers(session, 0, 2)
+def test_each_change_advice_reads_moves_the_counter_once_and_the_next_advice_reads_it(
+    session, kept, reads, change
+):
+    add_providers(session, 0, 9)  # one changed provider of nine is refreshed, not read in full
     before = advise(session)
     counted_before = version(session)
     change(session)
     session.commit()
     moved = version(session) - counted_before
     assert moved == 1 if session.bind.dialect.name == "postgresql" else moved >= 1
+    reads.clear()
     after = advise(session)
+    assert reads == [{_first(session, Provider).id}]  # only the changed provider is read again
     assert after.ranked.table is not before.ranked.table
     fresh = engine.advise(small_model_answers(0.01), cases.offer_facts(session, today=TODAY), today=TODAY)
     assert after.to_dict() == fresh.to_dict()
@@ -167,3 +186,52 @@ def test_without_the_counter_row_nothing_is_kept(session, kept):
     session.execute(sa.delete(RegistryVersion.__table__))
     session.commit()
     assert advise(session).ranked.table is not advise(session).ranked.table
+
+
+def _fresh_advice(session: Session):
+    return engine.advise(small_model_answers(0.01), cases.offer_facts(session, today=TODAY), today=TODAY)
+
+
+def test_a_deleted_a_new_and_a_moved_offer_s_providers_are_read_again(session, kept, reads):
+    add_providers(session, 0, 9)
+    advise(session)
+    providers = session.exec(select(Provider).order_by(Provider.id)).all()
+    session.delete(providers[1])
+    moved = session.exec(select(Offer).where(Offer.provider_id == providers[2].id)).first()
+    moved.provider_id, moved.datacenter_id = providers[3].id, None
+    session.commit()
+    add_providers(session, 9, 1)
+    newcomer = session.exec(select(Provider).order_by(Provider.id.desc())).first()
+    reads.clear()
+    after = advise(session)
+    assert reads == [{providers[1].id, providers[2].id, providers[3].id, newcomer.id}]
+    assert after.to_dict() == _fresh_advice(session).to_dict()
+    assert {offer.provider.id for offer in after.ranked.table.offers} == (
+        {p.id for p in providers} - {providers[1].id}
+    ) | {newcomer.id}
+
+
+def test_a_refresh_sends_as_many_statements_for_few_providers_as_for_many(session, kept):
+    sent = []
+    for first, count in ((0, 9), (9, 27)):
+        add_providers(session, first, count)
+        advise(session)
+        _first(session, Offer).price_month_cny = 100 + first
+        session.commit()
+        with counted(session) as statements:
+            advise(session)
+        sent.append(len(statements))
+    assert sent[0] == sent[1] == 9  # counter, changed providers, the seven statements of a read
+
+
+def test_many_changed_providers_are_read_in_full(session, kept, reads, monkeypatch):
+    monkeypatch.setattr(offer_snapshot, "REREAD_AFTER", 1)
+    add_providers(session, 0, 8)
+    advise(session)
+    for offer in session.exec(select(Offer)).all()[:4]:  # two providers of eight: more than an eighth
+        offer.price_month_cny = 3
+    session.commit()
+    reads.clear()
+    after = advise(session)
+    assert reads == [None]
+    assert after.to_dict() == _fresh_advice(session).to_dict()

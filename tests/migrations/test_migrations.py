@@ -88,5 +88,37 @@ def test_the_head_schema_has_every_registry_trigger_and_moves_the_counter(empty_
             session.commit()
         with engine.connect() as connection:
             assert connection.exec_driver_sql("SELECT n FROM registry_version").scalar_one() == 1
+            stamps = connection.exec_driver_sql("SELECT provider_id, n FROM provider_version").all()
+            assert [tuple(row) for row in stamps] == [(1, 1)]
+    finally:
+        engine.dispose()
+
+
+def test_0016_stamps_every_existing_provider_so_tables_kept_before_it_are_read_again(
+    empty_database: str,
+) -> None:
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0015")
+    engine = sa.create_engine(empty_database)
+    try:
+        with engine.begin() as connection:
+            for name in ("示例甲算力有限公司", "示例乙算力有限公司"):
+                connection.execute(
+                    sa.text(
+                        "INSERT INTO provider (legal_name, status, created_at, updated_at, "
+                        "version) VALUES (:name, 'candidate', :at, :at, 1)"
+                    ),
+                    {"name": name, "at": "2026-12-01 00:00:00"},
+                )
+        command.upgrade(config, "0016")
+        with engine.connect() as connection:
+            counted = connection.exec_driver_sql("SELECT n FROM registry_version").scalar_one()
+            stamps = connection.exec_driver_sql("SELECT provider_id, n FROM provider_version").all()
+        assert counted >= 1 and sorted(tuple(row) for row in stamps) == [(1, counted), (2, counted)]
+        command.downgrade(config, "0015")  # the counter-only triggers again: writes still move it
+        with engine.begin() as connection:
+            connection.execute(sa.text("UPDATE provider SET short_name = 'x' WHERE id = 1"))
+        with engine.connect() as connection:
+            assert connection.exec_driver_sql("SELECT n FROM registry_version").scalar_one() > counted
     finally:
         engine.dispose()
