@@ -13,7 +13,9 @@ measured figures (bench_figure) those runs write when stored. Then it times
 advice of the same offers (facts and their OfferTable built once, as perf/advice_perf.py times it), counts
 the SQL statements one advice sends (a before_cursor_execute listener), and prints both sizes side by side
 with the database overhead ratio, and what the database part is made of: reading the offer facts and
-building their table of codes.
+building their table of codes. Three states of the registry: unchanged since the last advice (the kept
+table), one provider changed since (an offer's price, another provider each time: the kept table refreshed
+from that provider), and everything read afresh (a new process, as each `flask advise` is).
 """
 
 from __future__ import annotations
@@ -217,7 +219,24 @@ def measurements_from_samples(session: Session) -> dict[int, dict[str, Any]]:
     return figures
 
 
-def measure(url: str, runs: int) -> dict[str, Any]:
+def _changed_ms(engine: sa.Engine, advise_once: Any, runs: int, providers: int) -> float:
+    """Median milliseconds of an advice right after one offer's price changed (another provider each run)."""
+    times = []
+    for run in range(runs):
+        offer_id = (run * 997 % providers) * 4 + 1
+        with engine.begin() as connection:
+            connection.execute(
+                sa.update(Offer.__table__)
+                .where(Offer.__table__.c.id == offer_id)
+                .values(price_month_cny=9000 + run)
+            )
+        started = time.perf_counter()
+        advise_once()
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def measure(url: str, runs: int, providers: int) -> dict[str, Any]:
     """Statements per advice, end-to-end and pure medians, offers and measured offers."""
     answers = validate_answers(json.loads(ANSWERS.read_text(encoding="utf-8")))
     engine = sa.create_engine(url)
@@ -241,6 +260,11 @@ def measure(url: str, runs: int) -> dict[str, Any]:
         statements.clear()
         end_to_end()
         per_warm_request = len(statements)
+        changed_ms = _changed_ms(engine, end_to_end, 1, providers)  # the kept table, refreshed once
+        statements.clear()
+        changed_ms = _changed_ms(engine, end_to_end, 1, providers)
+        per_changed_request = len(statements) - 1  # less the update itself
+        changed_ms = _changed_ms(engine, end_to_end, runs, providers)
         cold_ms = _median_ms(cold, runs)[0]
         facts = cases.offer_facts(session, today=TODAY)
         facts_ms = _median_ms(lambda: (cases.offer_facts(session, today=TODAY), session.rollback()), runs)[0]
@@ -259,6 +283,8 @@ def measure(url: str, runs: int) -> dict[str, Any]:
         "measured": measured,
         "statements": per_request,
         "warm_statements": per_warm_request,
+        "changed_statements": per_changed_request,
+        "changed": changed_ms,
         "cold": cold_ms,
         "db": db_ms,
         "pure": pure_ms,
@@ -285,7 +311,7 @@ def main() -> int:
         for size in (args.small, args.large):
             url = args.postgres or f"sqlite:///{folder}/advice-{size}.sqlite3"
             seeded = seed(url, size, args.measured)
-            results[size] = measure(url, args.runs) | {"seed": seeded}
+            results[size] = measure(url, args.runs, size) | {"seed": seeded}
     backend = "PostgreSQL" if args.postgres else "SQLite"
     print(
         f"advice for {ANSWERS.name} through the database ({backend}); {args.runs} runs, medians in ms "
@@ -306,8 +332,16 @@ def main() -> int:
             f"{row['db_cpu']:10.1f} {row['pure_cpu']:6.1f} {row['db_cpu'] - row['pure_cpu']:8.1f} "
             f"{cpu_overhead:8.0%}"
         )
+    print("one provider changed since the last advice (the kept table refreshed from it; wall ms)")
+    print("providers | statements | end to end   pure  overhead")
+    for size, row in results.items():
+        row["changed_overhead"] = (row["changed"] - row["pure"]) / row["pure"]
+        print(
+            f"{size:9d} | {row['changed_statements']:10d} | {row['changed']:10.1f} {row['pure']:6.1f} "
+            f"{row['changed_overhead']:8.0%}"
+        )
     print(
-        "end to end with the registry changed since the last advice (the kept offers read again; wall ms): "
+        "end to end with everything read afresh (a new process, as each `flask advise` is; wall ms): "
         "statements | end to end | reading the offer facts | building their table of codes | overhead"
     )
     for size, row in results.items():
@@ -320,17 +354,20 @@ def main() -> int:
     for size, row in results.items():
         print(f"{size:9d} providers: {row['json_cpu']:8.1f} | {row['columns_cpu']:8.1f}")
     small, large = results[args.small], results[args.large]
-    constant = (
-        small["statements"] == large["statements"] and small["warm_statements"] == large["warm_statements"]
+    constant = all(
+        small[key] == large[key] for key in ("statements", "warm_statements", "changed_statements")
     )
     print(
         f"statements per advice: {small['warm_statements']} and {large['warm_statements']} with the registry "
-        f"unchanged, {small['statements']} and {large['statements']} after a change "
+        f"unchanged, {small['changed_statements']} and {large['changed_statements']} after one provider "
+        f"changed, {small['statements']} and {large['statements']} read afresh "
         f"({'constant' if constant else 'GROWING'}); database overhead at {args.large} providers "
         f"{large['overhead']:.0%} wall clock, {large['cpu_overhead']:.0%} CPU with the registry unchanged "
-        f"(target <= {OVERHEAD_TARGET:.0%}), {large['cold_overhead']:.0%} after a change"
+        f"(target <= {OVERHEAD_TARGET:.0%}), {large['changed_overhead']:.0%} after one provider changed, "
+        f"{large['cold_overhead']:.0%} read afresh"
     )
-    return 0 if constant and large["overhead"] <= OVERHEAD_TARGET else 1
+    met = max(large["overhead"], large["changed_overhead"]) <= OVERHEAD_TARGET
+    return 0 if constant and met else 1
 
 
 if __name__ == "__main__":

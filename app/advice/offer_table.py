@@ -84,20 +84,20 @@ class OfferTable:
             by_id.setdefault(provider.id, provider)
         self.providers = list(by_id.values())
         self.provider_index, _ = factorize(provider.id for provider in providers)
+        per_provider = np.fromiter(
+            (provider.id for provider in self.providers), np.int64, len(self.providers)
+        )
+        self.provider_ids = per_provider[self.provider_index]  # the provider id of every offer
         self.measured = np.fromiter(
             (bool(offer.measurements) for offer in self.offers), dtype=bool, count=self.size
         )
+        for array in (self.ids, self.provider_index, self.provider_ids, self.measured):
+            _frozen(array)
         self.replaced = 0  # offers coded by `replacing` since the table was built from scratch
         self._columns: dict[str, Codes] = {}
         self._codes: dict[str, dict[Any, int]] = {}  # each column's code of each value it has had
         self._numbers: dict[str, np.ndarray] = {}
         self._figures: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    @property
-    def provider_ids(self) -> np.ndarray:
-        """The provider id of every offer."""
-        ids = np.fromiter((provider.id for provider in self.providers), np.int64, len(self.providers))
-        return ids[self.provider_index]
 
     def __len__(self) -> int:
         return self.size
@@ -131,35 +131,48 @@ class OfferTable:
         deleted provider), in provider then id order. Columns, numbers and measured figures built here are
         carried over; only the fresh offers are coded. This table is left as it was."""
         gone = np.isin(self.provider_ids, np.fromiter(provider_ids, np.int64, len(provider_ids)))
-        kept = np.flatnonzero(~gone)
         extra = OfferTable(fresh)
-        order = np.lexsort(
-            (
-                np.concatenate([self.ids[kept], extra.ids]),
-                np.concatenate([self.provider_ids[kept], extra.provider_ids]),
-            )
-        )
-        offers = [self.offers[row] for row in kept.tolist()] + extra.offers
+        rows = np.flatnonzero(gone)
+        same_offers = np.array_equal(self.ids[rows], extra.ids)  # an edit: no offer added, moved or removed
         table = OfferTable.__new__(OfferTable)
-        table.offers = [offers[row] for row in order.tolist()]
+        if same_offers and np.array_equal(self.provider_ids[rows], extra.provider_ids):
+            merged = _put_at(rows)
+            table.offers = list(self.offers)
+            for row, offer in zip(rows.tolist(), extra.offers, strict=True):
+                table.offers[row] = offer
+            table.providers = list(self.providers)
+            for code, offer in zip(self.provider_index[rows].tolist(), extra.offers, strict=True):
+                table.providers[code] = offer.provider
+            table.provider_index, table.provider_ids = self.provider_index, self.provider_ids
+        else:
+            kept = np.flatnonzero(~gone)
+            merged = _merge_in_order(kept, self.ids, self.provider_ids, extra)
+            offers = [self.offers[row] for row in kept.tolist()] + extra.offers
+            place = np.zeros(self.size, np.int64)
+            place[kept] = np.arange(len(kept))  # where each kept offer stands in `offers`
+            order = merged(place, np.arange(len(kept), len(offers)))
+            table.offers = [offers[row] for row in order.tolist()]
+            changed = set(provider_ids)
+            providers = [p for p in self.providers if p.id not in changed] + extra.providers
+            table.providers = sorted(providers, key=attrgetter("id"))  # in order of first appearance
+            table.provider_ids = merged(self.provider_ids, extra.provider_ids)
+            positions = {provider.id: index for index, provider in enumerate(table.providers)}
+            table.provider_index = _frozen(
+                np.fromiter(
+                    map(positions.__getitem__, table.provider_ids.tolist()), np.int64, len(table.offers)
+                )
+            )
         table.size = len(table.offers)
-
-        def merged(old: np.ndarray, new: np.ndarray) -> np.ndarray:
-            return np.concatenate([old[kept], new])[order]
-
         table.ids, table.measured = merged(self.ids, extra.ids), merged(self.measured, extra.measured)
-        changed = set(provider_ids)
-        providers = [p for p in self.providers if p.id not in changed] + extra.providers
-        table.providers = sorted(providers, key=attrgetter("id"))  # in order of first appearance
-        positions = {provider.id: index for index, provider in enumerate(table.providers)}
-        pids = merged(self.provider_ids, extra.provider_ids).tolist()
-        table.provider_index = np.fromiter(map(positions.__getitem__, pids), np.int64, table.size)
         table.replaced = self.replaced + len(extra.offers)
         table._columns, table._codes = {}, {}
         for name, (codes, _distinct) in self._columns.items():
-            numbers = dict(self._codes[name])
-            added = [_code(numbers, _row_value(name, offer)) for offer in extra.offers]
-            table._store(name, merged(codes, np.asarray(added, dtype=np.int64)), numbers)
+            values = [_row_value(name, offer) for offer in extra.offers]
+            numbers = self._codes[name]
+            if any(value not in numbers for value in values if value is not NOT_MEASURED):
+                numbers = dict(numbers)  # a new value: this table's own copy
+            added = np.fromiter((_code(numbers, value) for value in values), np.int64, len(values))
+            table._store(name, merged(codes, added), numbers)
         table._numbers = {name: merged(found, extra.numbers(name)) for name, found in self._numbers.items()}
         table._figures = {}
         for key, (values, sources) in self._figures.items():
@@ -171,7 +184,7 @@ class OfferTable:
         """An offer column's numbers for every offer (NaN where there is none), kept."""
         found = self._numbers.get(name)
         if found is None:
-            found = self._numbers[name] = self.per_row(name, _number)
+            found = self._numbers[name] = _frozen(self.per_row(name, _number))
         return found
 
     def measured_figure(self, key: str) -> tuple[np.ndarray, np.ndarray]:
@@ -183,7 +196,7 @@ class OfferTable:
             figures = [self.offers[row].measurements.get(key) for row in rows.tolist()]
             values[rows] = [np.nan if m is None else float(m.value) for m in figures]
             sources[rows] = [-1 if m is None else SOURCE_CODES[m.source] for m in figures]
-            found = self._figures[key] = (values, sources)
+            found = self._figures[key] = (_frozen(values), _frozen(sources))
         return found
 
     def per_row(self, name: str, convert: Callable[[Any], Any], dtype: Any = float) -> np.ndarray:
@@ -207,7 +220,7 @@ class OfferTable:
     def _store(self, name: str, codes: np.ndarray, numbers: dict[Any, int]) -> Codes:
         """Keep a column's codes and the code of each value (for `replacing`)."""
         self._codes[name] = numbers
-        found = self._columns[name] = (codes, len(numbers))
+        found = self._columns[name] = (_frozen(codes), len(numbers))
         return found
 
     def _build(self, name: str) -> Codes:
@@ -240,6 +253,34 @@ class OfferTable:
             self._store(name, codes, numbers)
 
 
+Merge = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (a column of the old table, of the fresh offers)
+
+
+def _put_at(rows: np.ndarray) -> Merge:
+    """The fresh offers' values written over the old ones at `rows` (the same offers, edited)."""
+
+    def merged(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        if np.array_equal(old[rows], new, equal_nan=old.dtype.kind == "f"):
+            return old  # unchanged by the edit: shared (no table writes into its arrays)
+        out = old.copy()
+        out[rows] = new
+        return _frozen(out)
+
+    return merged
+
+
+def _merge_in_order(kept: np.ndarray, ids: np.ndarray, provider_ids: np.ndarray, extra: OfferTable) -> Merge:
+    """The old table's `kept` rows and the fresh offers' rows together, in provider then id order."""
+    order = np.lexsort(
+        (np.concatenate([ids[kept], extra.ids]), np.concatenate([provider_ids[kept], extra.provider_ids]))
+    )
+
+    def merged(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+        return _frozen(np.concatenate([old[kept], new])[order])
+
+    return merged
+
+
 def _measured(measurements: dict[str, Any], key: str) -> tuple[Any, str] | None:
     """A measured column's value: the figure's value and source, or None."""
     measured = measurements.get(key)
@@ -268,6 +309,12 @@ def _code(numbers: dict[Any, int], value: Any) -> int:
     if value is NOT_MEASURED:
         return -1
     return numbers.setdefault(value, len(numbers))
+
+
+def _frozen(array: np.ndarray) -> np.ndarray:
+    """The array made read-only: tables share the arrays an edit left alone."""
+    array.setflags(write=False)
+    return array
 
 
 def _number(value: Any) -> float | None:

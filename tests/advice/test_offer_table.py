@@ -92,29 +92,38 @@ def _same_grouping(a: np.ndarray, b: np.ndarray) -> bool:
     return pairs == len(np.unique(a)) == len(np.unique(b))
 
 
-def test_replacing_changed_providers_offers_gives_the_table_and_advice_of_a_fresh_read():
-    offers = _by_provider(build_offers(1500, seed=11, measured=0.4))
-    kept = OfferTable(offers).prepare(columns_read())
-    answers = [_answers(case) for case in CASES]
-    before = [advise(case, kept, today=TODAY).to_dict() for case in answers]  # fills the numbers it keeps
-    # as read again later: other values for providers 3, 40 and 41; provider 41 lost an offer, provider 77
-    # was deleted, provider 999 is new
-    changed = {3, 40, 41, 77, 999}
+def _read_again(scenario: str):
+    """(changed provider ids, their offers as read again) from another generation of the same registry."""
     other = build_offers(1500, seed=12, measured=0.6)
+    if scenario == "edited":  # the same offers of providers 3 and 40 with other values
+        changed = {3, 40}
+        return changed, _by_provider(offer for offer in other if offer.provider.id in changed)
+    # other values for providers 3, 40 and 41; provider 41 lost an offer, 77 was deleted, 999 is new
+    changed = {3, 40, 41, 77, 999}
     fresh = [offer for offer in other if offer.provider.id in changed - {77}]
     fresh.remove(next(offer for offer in fresh if offer.provider.id == 41))
     newcomer = dataclasses.replace(fresh[0].provider, id=999, name="新加入的供应商")
     fresh += [dataclasses.replace(offer, id=9000 + offer.id, provider=newcomer) for offer in fresh[:3]]
-    fresh = _by_provider(fresh)
+    return changed, _by_provider(fresh)
+
+
+@pytest.mark.parametrize("scenario", ["edited", "added_removed_deleted_new"])
+def test_replacing_changed_providers_offers_gives_the_table_and_advice_of_a_fresh_read(scenario):
+    offers = _by_provider(build_offers(1500, seed=11, measured=0.4))
+    kept = OfferTable(offers).prepare(columns_read())
+    answers = [_answers(case) for case in CASES]
+    before = [advise(case, kept, today=TODAY).to_dict() for case in answers]  # fills the numbers it keeps
+    changed, fresh = _read_again(scenario)
 
     replaced = kept.replacing(changed, fresh).prepare(columns_read())
     expected = _by_provider([offer for offer in offers if offer.provider.id not in changed] + fresh)
     afresh = OfferTable(expected).prepare(columns_read())
     assert [offer.id for offer in replaced.offers] == [offer.id for offer in expected]
-    assert replaced.ids.tolist() == afresh.ids.tolist()
-    assert replaced.measured.tolist() == afresh.measured.tolist()
-    assert replaced.provider_ids.tolist() == afresh.provider_ids.tolist()
-    assert sorted(p.id for p in replaced.providers) == sorted(p.id for p in afresh.providers)
+    assert replaced.offers == expected
+    for name in ("ids", "measured", "provider_ids"):
+        assert getattr(replaced, name).tolist() == getattr(afresh, name).tolist(), name
+    assert [p.id for p in replaced.providers] == [p.id for p in afresh.providers]
+    assert [replaced.providers[i] for i in replaced.provider_index] == [o.provider for o in expected]
     for name in columns_read():
         assert _same_grouping(replaced.column(name)[0], afresh.column(name)[0]), name
     for case in answers:
