@@ -22,6 +22,9 @@ from app.services.providers import get_provider
 from app.vetting.identifiers import identify
 
 PROVIDER_SCHEMA = "gpuvet-provider-report/1"
+# Eligible offers, and excluded ones (fewest reasons first), a case report keeps of its advice: the counts
+# still cover every offer, and a registry of 20,000 offers does not make a 20,000-row snapshot and PDF.
+CASE_REPORT_OFFERS = 50
 
 
 def _dump(model: type, record: Any) -> dict[str, Any]:
@@ -96,5 +99,5 @@ def case_inputs(session: Session, *, case_id: int, today: date) -> dict[str, Any
             }
         ),
         "answers": plain(case.answers),
-        "advice": plain(advice.to_dict()),
+        "advice": plain(advice.to_dict(limit=CASE_REPORT_OFFERS)),
     }

@@ -12,6 +12,7 @@ ANSWER_ORDER = ("workload", "compute", "model", "data", "site", "users", "checkp
 # Answer fields whose values are codes, and the label group (app.reports.labels.VALUES) that names them.
 ANSWER_VALUE_GROUPS = {"source": "data_source", "batch_kind": "batch_kind"}
 MAX_RANKED = 10  # eligible offers listed in full; the rest are counted
+MAX_EXCLUDED = 30  # excluded offers listed (fewest reasons first); the rest are counted
 SECTIONS: list[tuple[str, str]] = [
     ("answers", "sec_answers"),
     ("requirements", "sec_requirements"),
@@ -111,6 +112,11 @@ def evidence_rows(evidence: dict[str, Any], labels: Labels) -> dict[str, list[di
     return {"runs": runs, "check_runs": checks}
 
 
+def _unlisted(total: Any, kept: list[dict[str, Any]], listed: int) -> int:
+    """How many offers of a kind the report counts but does not list (the snapshot may keep fewer)."""
+    return max(0, (total if isinstance(total, int) else len(kept)) - min(listed, len(kept)))
+
+
 def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) -> dict[str, Any]:
     """Everything the case report template needs."""
     labels = Labels(language)
@@ -120,6 +126,7 @@ def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) ->
     excluded = [offer for offer in offers if offer.get("excluded")]
     case = inputs["case"]
     workload = advice.get("workload") or {}
+    summary = advice.get("summary") or {}
     return {
         "L": labels,
         "lang": language,
@@ -129,7 +136,7 @@ def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) ->
         "case_updated": when_text(case.get("updated_at")),
         "running_title": case.get("title") or "",
         "workload": workload,
-        "summary": advice.get("summary") or {},
+        "summary": summary,
         "answers": answer_rows(
             inputs.get("answers") or {},
             labels,
@@ -138,8 +145,9 @@ def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) ->
         "requirements": advice.get("requirements") or [],
         "rtt_table": advice.get("rtt_table") or [],
         "ranked": eligible[:MAX_RANKED],
-        "more_ranked": max(0, len(eligible) - MAX_RANKED),
-        "excluded": excluded,
+        "more_ranked": _unlisted(summary.get("eligible"), eligible, MAX_RANKED),
+        "excluded": excluded[:MAX_EXCLUDED],
+        "more_excluded": _unlisted(summary.get("excluded"), excluded, MAX_EXCLUDED),
         "checklist": advice.get("checklist") or [],
         "faq": advice.get("faq") or [],
         "assumptions": advice.get("assumptions") or [],

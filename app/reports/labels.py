@@ -266,6 +266,10 @@ TEXT: dict[str, tuple[str, str]] = {
         "另有 {count} 个符合条件的套餐未列出（按得分排序在后）。",
         "{count} more eligible offers are not listed (lower scores).",
     ),
+    "more_excluded": (
+        "另有 {count} 个被排除的套餐未列出（排除原因更多的排在后面）。",
+        "{count} more excluded offers are not listed (those with more reasons come later).",
+    ),
     "no_eligible": ("没有符合全部硬性条件的套餐。", "No offer meets every hard constraint."),
     "no_excluded": ("没有被排除的套餐。", "No offer was excluded."),
     "how": ("核实方法", "How"),

@@ -214,6 +214,31 @@ def test_case_report_has_answers_arithmetic_ranking_checklist_and_faq(session, r
     assert [item.id for item in listed] == [record.id]
 
 
+def test_a_case_report_keeps_and_lists_the_leading_offers_and_counts_the_rest(session, renderer, monkeypatch):
+    from app.reports import assemble, case_document
+    from app.services import cases
+    from app.services.demo import load_demo
+    from tests.cases.conftest import example
+
+    monkeypatch.setattr(assemble, "CASE_REPORT_OFFERS", 2)
+    monkeypatch.setattr(case_document, "MAX_EXCLUDED", 1)
+    load_demo(session)
+    case = cases.create_case(
+        session, answers=example("distributed_training"), owner=cases.Actor(None, "alice")
+    )
+    whole = cases.advise_case(session, case_id=case.id, today=NOW.date())
+    assert len(whole.excluded) > 2  # the demo registry has more than the report keeps
+    record = service.export_case_report(
+        session, case_id=case.id, language="en", author=AUTHOR, renderer=renderer, now=NOW
+    )
+    advice = record.inputs_json["inputs"]["advice"]
+    kept = [offer for offer in advice["offers"] if offer["excluded"]]
+    assert len(kept) == 2 and len(advice["offers"]) <= 4
+    assert advice["summary"]["excluded"] == len(whole.excluded)  # the counts cover every offer
+    text = squash(pdf_text(record.pdf_bytes))
+    assert squash(f"{len(whole.excluded) - 1} more excluded offers are not listed") in text
+
+
 def test_unfinished_case_is_refused_with_the_step(session, renderer):
     from app.services import cases
 
