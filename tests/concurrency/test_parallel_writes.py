@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from datetime import date
 
 import pytest
 import requests
+import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from app.models import AuditEntry, Provider
@@ -98,3 +100,52 @@ def test_parallel_nested_replacements_leave_one_writers_offers(server, session, 
         offer["name"] for offer in winner["offers"]
     )
     assert len(stored.offers) == 3
+
+
+@pytest.mark.slow
+def test_kept_advice_in_every_worker_follows_writes_made_while_it_advised(server, session, token_for):
+    # each worker keeps the offers it read and refreshes the changed providers (registry_version and
+    # provider_version, moved by triggers); writes committed while workers advise must all show afterwards
+    from app.advice import engine as advice_engine
+    from app.models import Offer
+    from app.models.registry_version import ROW_ID, RegistryVersion
+    from app.services import cases
+    from tests.cases.test_advice_statements import add_providers
+    from tests.cases.test_measured_offers import small_model_answers
+
+    session.execute(sa.insert(RegistryVersion.__table__).values(id=ROW_ID, n=0))  # keeping on
+    session.commit()
+    add_providers(session, 0, 24)
+    answers = small_model_answers(0.01)
+    case = cases.create_case(session, answers=answers.model_dump(mode="json"), owner=cases.Actor(None, "a"))
+    headers = token_for("analyst")
+    url = f"{server}/api/v1/cases/{case.id}"
+    offer_ids = session.exec(select(Offer.id).order_by(Offer.id)).all()
+
+    def ranking_of(advice: dict) -> list[tuple]:
+        return [(o["offer_id"], o["monthly_cost_cny"], o["rank"], o["excluded"]) for o in advice["offers"]]
+
+    def read(http: requests.Session, _index: int) -> list[int]:
+        return [http.get(url, headers=headers, timeout=60).status_code for _ in range(6)]
+
+    def write(index: int) -> None:
+        with Session(session.get_bind()) as own:
+            for step in range(6):
+                offer = own.get(Offer, offer_ids[(index * 7 + step * 5) % len(offer_ids)])
+                offer.price_month_cny = 50_000 + index * 100 + step
+                own.commit()
+
+    for _ in range(8):  # every worker reads and keeps the registry first
+        assert requests.get(url, headers=headers, timeout=60).status_code == 200
+    with ThreadPoolExecutor(max_workers=4) as writers:
+        pending = [writers.submit(write, index) for index in range(4)]
+        statuses = _race(read, 8)
+        for future in pending:
+            future.result(timeout=120)
+    assert {status for batch in statuses for status in batch} == {200}
+    session.expire_all()
+    fresh = advice_engine.advise(answers, cases.offer_facts(session), today=date.today()).to_dict()
+    assert len({price for _id, price, *_rest in ranking_of(fresh)}) > 1
+    for _ in range(12):  # whichever worker answers, it shows every write
+        advice = requests.get(url, headers=headers, timeout=60).json()["advice"]
+        assert ranking_of(advice) == ranking_of(fresh)
