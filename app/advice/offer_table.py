@@ -133,52 +133,63 @@ class OfferTable:
         gone = np.isin(self.provider_ids, np.fromiter(provider_ids, np.int64, len(provider_ids)))
         extra = OfferTable(fresh)
         rows = np.flatnonzero(gone)
-        same_offers = np.array_equal(self.ids[rows], extra.ids)  # an edit: no offer added, moved or removed
         table = OfferTable.__new__(OfferTable)
-        if same_offers and np.array_equal(self.provider_ids[rows], extra.provider_ids):
-            merged = _put_at(rows)
-            table.offers = list(self.offers)
-            for row, offer in zip(rows.tolist(), extra.offers, strict=True):
-                table.offers[row] = offer
-            table.providers = list(self.providers)
-            for code, offer in zip(self.provider_index[rows].tolist(), extra.offers, strict=True):
-                table.providers[code] = offer.provider
-            table.provider_index, table.provider_ids = self.provider_index, self.provider_ids
+        edited = np.array_equal(self.ids[rows], extra.ids)  # no offer added, moved or removed
+        if edited and np.array_equal(self.provider_ids[rows], extra.provider_ids):
+            merged = self._edited_into(table, rows, extra)
         else:
-            kept = np.flatnonzero(~gone)
-            merged = _merge_in_order(kept, self.ids, self.provider_ids, extra)
-            offers = [self.offers[row] for row in kept.tolist()] + extra.offers
-            place = np.zeros(self.size, np.int64)
-            place[kept] = np.arange(len(kept))  # where each kept offer stands in `offers`
-            order = merged(place, np.arange(len(kept), len(offers)))
-            table.offers = [offers[row] for row in order.tolist()]
-            changed = set(provider_ids)
-            providers = [p for p in self.providers if p.id not in changed] + extra.providers
-            table.providers = sorted(providers, key=attrgetter("id"))  # in order of first appearance
-            table.provider_ids = merged(self.provider_ids, extra.provider_ids)
-            positions = {provider.id: index for index, provider in enumerate(table.providers)}
-            table.provider_index = _frozen(
-                np.fromiter(
-                    map(positions.__getitem__, table.provider_ids.tolist()), np.int64, len(table.offers)
-                )
-            )
+            merged = self._merged_into(table, np.flatnonzero(~gone), extra)
         table.size = len(table.offers)
         table.ids, table.measured = merged(self.ids, extra.ids), merged(self.measured, extra.measured)
         table.replaced = self.replaced + len(extra.offers)
+        self._carry_over(table, extra, merged)
+        return table
+
+    def _edited_into(self, table: OfferTable, rows: np.ndarray, extra: OfferTable) -> Merge:
+        """`table`'s offers and providers: the fresh offers written over the same offers at `rows`."""
+        table.offers = list(self.offers)
+        for row, offer in zip(rows.tolist(), extra.offers, strict=True):
+            table.offers[row] = offer
+        table.providers = list(self.providers)
+        for code, offer in zip(self.provider_index[rows].tolist(), extra.offers, strict=True):
+            table.providers[code] = offer.provider
+        table.provider_index, table.provider_ids = self.provider_index, self.provider_ids
+        return _put_at(rows)
+
+    def _merged_into(self, table: OfferTable, kept: np.ndarray, extra: OfferTable) -> Merge:
+        """`table`'s offers and providers: the `kept` rows and the fresh offers, in provider then id order."""
+        merged = _merge_in_order(kept, self.ids, self.provider_ids, extra)
+        offers = [self.offers[row] for row in kept.tolist()] + extra.offers
+        place = np.zeros(self.size, np.int64)
+        place[kept] = np.arange(len(kept))  # where each kept offer stands in `offers`
+        table.offers = [offers[row] for row in merged(place, np.arange(len(kept), len(offers))).tolist()]
+        kept_providers = set(self.provider_ids[kept].tolist())
+        providers = [p for p in self.providers if p.id in kept_providers] + extra.providers
+        table.providers = sorted(providers, key=attrgetter("id"))  # in order of first appearance
+        table.provider_ids = merged(self.provider_ids, extra.provider_ids)
+        positions = {provider.id: index for index, provider in enumerate(table.providers)}
+        found = map(positions.__getitem__, table.provider_ids.tolist())
+        table.provider_index = _frozen(np.fromiter(found, np.int64, len(table.offers)))
+        return merged
+
+    def _carry_over(self, table: OfferTable, extra: OfferTable, merged: Merge) -> None:
+        """This table's columns, numbers and measured figures into `table`, the fresh offers' rows added."""
         table._columns, table._codes = {}, {}
-        for name, (codes, _distinct) in self._columns.items():
+        # list(): a copy taken at once, as another request may build a column of this table meanwhile
+        for name, (codes, _distinct) in list(self._columns.items()):
             values = [_row_value(name, offer) for offer in extra.offers]
             numbers = self._codes[name]
             if any(value not in numbers for value in values if value is not NOT_MEASURED):
                 numbers = dict(numbers)  # a new value: this table's own copy
             added = np.fromiter((_code(numbers, value) for value in values), np.int64, len(values))
             table._store(name, merged(codes, added), numbers)
-        table._numbers = {name: merged(found, extra.numbers(name)) for name, found in self._numbers.items()}
+        table._numbers = {
+            name: merged(found, extra.numbers(name)) for name, found in list(self._numbers.items())
+        }
         table._figures = {}
-        for key, (values, sources) in self._figures.items():
+        for key, (values, sources) in list(self._figures.items()):
             new_values, new_sources = extra.measured_figure(key)
             table._figures[key] = (merged(values, new_values), merged(sources, new_sources))
-        return table
 
     def numbers(self, name: str) -> np.ndarray:
         """An offer column's numbers for every offer (NaN where there is none), kept."""
