@@ -22,18 +22,17 @@ down_revision = "0015"
 branch_labels = None
 depends_on = None
 
-# The tables watched as of this revision (as in 0015).
-WATCHED = {
-    "provider": None,
-    "licence": None,
-    "certification": None,
-    "datacenter": None,
-    "offer": None,
-    "check_run": None,
-    "stored_finding": None,
-    "bench_run": ("state", "offer_id", "finished_at", "created_at"),
-    "bench_figure": None,
-}
+
+def _revision_module(file_name: str) -> ModuleType:
+    """Another revision's module, loaded from its file next to this one."""
+    spec = importlib.util.spec_from_file_location(file_name[:-3], Path(__file__).with_name(file_name))
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+PREVIOUS = _revision_module("20261201_0015_registry_version.py")
+WATCHED = PREVIOUS.WATCHED  # the tables watched as of this revision: those of 0015
 # Every provider counts as changed at the current count: a table kept from before this revision (whose
 # changes stamped nobody) is then read afresh.
 BACKFILL = (
@@ -60,21 +59,12 @@ def upgrade() -> None:
     op.execute(BACKFILL)
 
 
-def _revision_module(file_name: str) -> ModuleType:
-    """Another revision's module, loaded from its file next to this one."""
-    spec = importlib.util.spec_from_file_location(file_name[:-3], Path(__file__).with_name(file_name))
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
 def downgrade() -> None:
     """Revert this revision (back to 0015's counter-only triggers)."""
-    previous = _revision_module("20261201_0015_registry_version.py")
     dialect = op.get_bind().dialect.name
     for statement in drop_statements(dialect, WATCHED):
         op.execute(statement)
-    for statement in previous.create_statements(dialect):
+    for statement in PREVIOUS.create_statements(dialect):
         op.execute(statement)
     op.drop_index(op.f("ix_provider_version_n"), table_name="provider_version")
     op.drop_table("provider_version")
