@@ -94,7 +94,7 @@ def _same_grouping(a: np.ndarray, b: np.ndarray) -> bool:
 
 def _read_again(scenario: str):
     """(changed provider ids, their offers as read again) from another generation of the same registry."""
-    other = build_offers(1500, seed=12, measured=0.6)
+    other = build_offers(800, seed=12, measured=0.6)
     if scenario == "edited":  # the same offers of providers 3 and 40 with other values
         changed = {3, 40}
         return changed, _by_provider(offer for offer in other if offer.provider.id in changed)
@@ -109,7 +109,7 @@ def _read_again(scenario: str):
 
 @pytest.mark.parametrize("scenario", ["edited", "added_removed_deleted_new"])
 def test_replacing_changed_providers_offers_gives_the_table_and_advice_of_a_fresh_read(scenario):
-    offers = _by_provider(build_offers(1500, seed=11, measured=0.4))
+    offers = _by_provider(build_offers(800, seed=11, measured=0.4))
     kept = OfferTable(offers).prepare(columns_read())
     answers = [_answers(case) for case in CASES]
     before = [advise(case, kept, today=TODAY).to_dict() for case in answers]  # fills the numbers it keeps
