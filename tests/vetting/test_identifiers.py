@@ -287,6 +287,17 @@ def test_normalize_text(text: str, expected: str) -> None:
     assert normalize_text(text) == expected
 
 
+def test_every_dropped_character_is_unprintable_or_the_space():
+    # _drop_invisible returns printable text without a space as it is: that is right only while no
+    # printable character other than the space is whitespace or a format character
+    dropped = [
+        hex(code)
+        for code in range(0x110000)
+        if (char := chr(code)).isprintable() and char != " " and identifiers._is_dropped(char)
+    ]
+    assert dropped == []
+
+
 @given(st.text())
 @settings(max_examples=500)
 def test_normalize_text_is_idempotent(text: str) -> None:
