@@ -12,7 +12,8 @@ measured figures (bench_figure) those runs write when stored. Then it times
 `cases.advise_answers` end to end (offer facts read from the database, then the advice) against the pure
 advice of the same offers (facts and their OfferTable built once, as perf/advice_perf.py times it), counts
 the SQL statements one advice sends (a before_cursor_execute listener), and prints both sizes side by side
-with the database overhead ratio, and what the database part is made of: reading the offer facts and
+with the database overhead ratio (end to end and pure advice timed in turn, so that a busy machine slows
+both alike), and what the database part is made of: reading the offer facts and
 building their table of codes. Three states of the registry: unchanged since the last advice (the kept
 table), one provider changed since (an offer's price, another provider each time: the kept table refreshed
 from that provider), and everything read afresh (a new process, as each `flask advise` is).
@@ -220,21 +221,36 @@ def measurements_from_samples(session: Session) -> dict[int, dict[str, Any]]:
     return figures
 
 
-def _changed_ms(engine: sa.Engine, advise_once: Any, runs: int, providers: int) -> float:
-    """Median milliseconds of an advice right after one offer's price changed (another provider each run)."""
-    times = []
-    for run in range(runs):
-        offer_id = (run * 997 % providers) * 4 + 1
-        with engine.begin() as connection:
-            connection.execute(
-                sa.update(Offer.__table__)
-                .where(Offer.__table__.c.id == offer_id)
-                .values(price_month_cny=9000 + run)
-            )
-        started = time.perf_counter()
-        advise_once()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+def _change_one_price(engine: sa.Engine, run: int, providers: int) -> None:
+    """Commit a new price for one offer, of another provider each run (as an analyst's edit)."""
+    offer = Offer.__table__
+    offer_id = (run * 997 % providers) * 4 + 1
+    with engine.begin() as connection:
+        connection.execute(sa.update(offer).where(offer.c.id == offer_id).values(price_month_cny=9000 + run))
+
+
+def _timed(action: Any) -> tuple[float, float]:
+    """Wall-clock and CPU milliseconds of one call."""
+    started, used = time.perf_counter(), time.process_time()
+    action()
+    return (time.perf_counter() - started) * 1000, (time.process_time() - used) * 1000
+
+
+def _side_by_side(
+    actions: dict[str, Any], runs: int, before: dict[str, Any]
+) -> dict[str, tuple[float, float]]:
+    """Median wall-clock and CPU milliseconds of each action, run in turn `runs` times (noise hits all
+    alike); `before[name]()` runs untimed ahead of that action."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in actions}
+    for _ in range(runs):
+        for name, action in actions.items():
+            if name in before:
+                before[name]()
+            times[name].append(_timed(action))
+    return {
+        name: (statistics.median(t[0] for t in found), statistics.median(t[1] for t in found))
+        for name, found in times.items()
+    }
 
 
 def measure(url: str, runs: int, providers: int) -> dict[str, Any]:
@@ -262,13 +278,25 @@ def measure(url: str, runs: int, providers: int) -> dict[str, Any]:
         statements.clear()
         end_to_end()
         per_warm_request = len(statements)
-        changed_ms = _changed_ms(engine, end_to_end, 1, providers)  # the kept table, refreshed once
+        edits = iter(range(10**6))
+        _change_one_price(engine, next(edits), providers)
+        end_to_end()  # the kept table, refreshed once
+        _change_one_price(engine, next(edits), providers)
         statements.clear()
-        changed_ms = _changed_ms(engine, end_to_end, 1, providers)
-        per_changed_request = len(statements) - 1  # less the update itself
-        changed_ms = _changed_ms(engine, end_to_end, runs, providers)
+        end_to_end()
+        per_changed_request = len(statements)
         cold_ms = _median_ms(cold, runs)[0]
         facts = cases.offer_facts(session, today=TODAY)
+        table = build_table(facts)
+        medians = _side_by_side(
+            {
+                "pure": lambda: advise(answers, table, today=TODAY),
+                "db": end_to_end,
+                "changed": end_to_end,
+            },
+            runs,
+            before={"changed": lambda: _change_one_price(engine, next(edits), providers)},
+        )
         facts_ms = _median_ms(
             lambda: (
                 parse_licence_number.cache_clear(),
@@ -277,15 +305,13 @@ def measure(url: str, runs: int, providers: int) -> dict[str, Any]:
             ),
             runs,
         )[0]
-        db_ms, db_cpu = _median_ms(end_to_end, runs)
         json_ms = _median_ms(lambda: (measurements_from_samples(session), session.rollback()), runs)[1]
         columns_ms = _median_ms(
             lambda: (cases.offer_measurements(session, today=TODAY), session.rollback()), runs
         )[1]
     table_ms = _median_ms(lambda: build_table(facts), runs)[0]
-    table = build_table(facts)
-    pure_ms, pure_cpu = _median_ms(lambda: advise(answers, table, today=TODAY), runs)
     engine.dispose()
+    (db_ms, db_cpu), (pure_ms, pure_cpu) = medians["db"], medians["pure"]
     measured = sum(1 for fact in facts if fact.measurements)
     return {
         "offers": len(facts),
@@ -293,7 +319,7 @@ def measure(url: str, runs: int, providers: int) -> dict[str, Any]:
         "statements": per_request,
         "warm_statements": per_warm_request,
         "changed_statements": per_changed_request,
-        "changed": changed_ms,
+        "changed": medians["changed"][0],
         "cold": cold_ms,
         "db": db_ms,
         "pure": pure_ms,
