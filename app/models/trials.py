@@ -81,7 +81,7 @@ class BenchRun(SQLModel, table=True):
         default=None, foreign_key="trial_server.id", index=True, ondelete="CASCADE"
     )
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
-    offer_id: Optional[int] = Field(default=None, foreign_key="offer.id", ondelete="SET NULL")
+    offer_id: Optional[int] = Field(default=None, foreign_key="offer.id", index=True, ondelete="SET NULL")
     # "executed" (gpuvet ran it over SSH) or "uploaded" (an analyst pasted the tool's output; trusted less).
     origin: str = Field(
         default=RunOrigin.executed.value, max_length=16, sa_column_kwargs={"server_default": "executed"}
