@@ -24,6 +24,7 @@ from app.services import cases, users
 from app.services.providers import create_provider
 from tests.advice.factories import training_answers
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
+from tests.cases.test_measured_offers import beijing_licence
 
 pytestmark = pytest.mark.browser
 
@@ -63,17 +64,7 @@ def seeded(tmp_path: Path) -> Iterator[dict[str, Any]]:
             session,
             data={
                 "legal_name": PROVIDER,
-                "licences": [
-                    {
-                        "number_raw": "京B1.B2-20249902",
-                        "business_items": ["B11"],
-                        "b11_includes_resource_collab": True,
-                        "coverage": ["北京"],
-                        "issued_on": "2024-03-15",
-                        "expires_on": "2029-03-14",
-                        "status": "正常",
-                    }
-                ],
+                "licences": [beijing_licence("京B1.B2-20249902")],
                 "datacenters": [{"name": "示例实测机房", "province": "北京", "city": "北京"}],
                 "offers": OFFERS,
             },

@@ -60,11 +60,10 @@ def beijing_offers(session: Session, legal_name: str, names: list[str], **provid
     return list(created.offers)
 
 
-@pytest.fixture
-def offers(session: Session) -> list[Offer]:
-    """Two identical offers claiming 1 Gbps intranet, local NVMe and 500k IOPS, in Beijing."""
-    licence = {
-        "number_raw": "京B1.B2-20249901",
+def beijing_licence(number: str) -> dict[str, Any]:
+    """A valid B11 licence (resource collaboration included) covering Beijing, under `number`."""
+    return {
+        "number_raw": number,
         "business_items": ["B11"],
         "b11_includes_resource_collab": True,
         "coverage": ["北京"],
@@ -72,7 +71,13 @@ def offers(session: Session) -> list[Offer]:
         "expires_on": "2029-03-14",
         "status": "正常",
     }
-    return beijing_offers(session, "示例测量算力有限公司", ["实测套餐", "未测套餐"], licences=[licence])
+
+
+@pytest.fixture
+def offers(session: Session) -> list[Offer]:
+    """Two identical offers claiming 1 Gbps intranet, local NVMe and 500k IOPS, in Beijing."""
+    licences = [beijing_licence("京B1.B2-20249901")]
+    return beijing_offers(session, "示例测量算力有限公司", ["实测套餐", "未测套餐"], licences=licences)
 
 
 def parsed(parser: str, text: str, **metadata: Any) -> list[dict[str, Any]]:

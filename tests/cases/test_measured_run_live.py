@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from app.models.trials import RunState
 from app.services import bench_runs, cases, trials
-from tests.cases.test_measured_offers import OFFER, TODAY, small_model_answers
+from tests.cases.test_measured_offers import OFFER, TODAY, beijing_licence, small_model_answers
 from tests.trials.conftest import quick_params, server_data, set_trial_allow_cidrs
 
 pytestmark = pytest.mark.slow
@@ -61,17 +61,7 @@ def cases_provider(session: Session):
         session,
         data={
             "legal_name": "示例链路算力有限公司",
-            "licences": [
-                {
-                    "number_raw": "京B1.B2-20249902",
-                    "business_items": ["B11"],
-                    "b11_includes_resource_collab": True,
-                    "coverage": ["北京"],
-                    "issued_on": "2024-03-15",
-                    "expires_on": "2029-03-14",
-                    "status": "正常",
-                }
-            ],
+            "licences": [beijing_licence("京B1.B2-20249902")],
             "datacenters": [{"name": "示例测量机房", "province": "北京", "city": "北京"}],
             "offers": [{**offer, "name": "实测套餐"}, {**offer, "name": "未测套餐"}],
         },
