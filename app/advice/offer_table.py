@@ -222,11 +222,9 @@ class OfferTable:
         return np.asarray(values, dtype=dtype)[codes + 1]
 
     def _value(self, name: str, row: int) -> Any:
-        """One offer's value of a column."""
-        offer = self.offers[row]
-        if name.startswith("m:"):
-            return _measured(offer.measurements or {}, name[2:])
-        return attrgetter(name)(offer)
+        """One offer's value of a column (None for a measured column of an offer never measured)."""
+        value = _row_value(name, self.offers[row])
+        return None if value is NOT_MEASURED else value
 
     def _store(self, name: str, codes: np.ndarray, numbers: dict[Any, int]) -> Codes:
         """Keep a column's codes and the code of each value (for `replacing`)."""
