@@ -189,13 +189,7 @@ def seed(url: str, count: int, share: float) -> float:
 
 def _median_ms(action: Any, runs: int) -> tuple[float, float]:
     """Median wall-clock and CPU milliseconds of `action` (CPU time holds up on a busy machine)."""
-    wall, cpu = [], []
-    for _ in range(runs):
-        started, used = time.perf_counter(), time.process_time()
-        action()
-        wall.append((time.perf_counter() - started) * 1000)
-        cpu.append((time.process_time() - used) * 1000)
-    return statistics.median(wall), statistics.median(cpu)
+    return _side_by_side({"action": action}, runs, before={})["action"]
 
 
 def measurements_from_samples(session: Session) -> dict[int, dict[str, Any]]:
