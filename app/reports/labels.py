@@ -186,6 +186,12 @@ TEXT: dict[str, tuple[str, str]] = {
         "这是该供应商的第一份报告：以下为迄今记录到的全部变化，按时间先后排列。",
         "This is the provider's first report: every change recorded so far, oldest first.",
     ),
+    "changes_same_day": (
+        "今天之前没有该供应商的报告（今天已导出 {number}，{when}）。与当天其他副本一样，"
+        "以下列出迄今记录到的全部变化，按时间先后排列。",
+        "No report of this provider predates today (report {number} was exported today, {when}). Like every "
+        "copy made today, this one lists every change recorded so far, oldest first.",
+    ),
     "changes_none": ("此期间没有记录到变化。", "No changes were recorded in this period."),
     "changes_more": ("另有 {more} 条较早的变化未列出。", "{more} earlier change(s) are not listed."),
     "change_when": ("记录时间", "Recorded"),

@@ -14,11 +14,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, func, select
 
+from app import localtime
 from app.models.reports import ExportRecord, ReportKind
 from app.reports.assemble import provider_inputs, snapshot_sha256
 from app.reports.labels import LANGUAGES
 from app.reports.pdf import PdfRenderer
 from app.reports.render import REPORT_KINDS, render_html, render_pdf
+from app.services.compare_runs import previous_export
 from app.services.errors import Conflict, InvalidInput, NotFound
 
 logger = logging.getLogger(__name__)
@@ -66,6 +68,14 @@ def _meta(
     }
 
 
+def _earlier_export(session: Session, provider_id: int, now: datetime) -> dict[str, str] | None:
+    """The provider's latest report exported before `now` (same day too), for the change section's wording."""
+    record = previous_export(session, provider_id, before=now)
+    if record is None:
+        return None
+    return {"number": record.number, "created_at": localtime.aware(record.created_at).isoformat()}
+
+
 def _verdict(inputs: dict[str, Any]) -> str | None:
     checks = inputs.get("sources", {}).get("checks") or {}
     return (checks.get("data") or {}).get("verdict") if checks.get("status") == "ok" else None
@@ -90,6 +100,8 @@ def _export(
         seq = _next_seq(session, now.year)
         number = format_number(now.year, seq)
         meta = _meta(number, now, author, language, inputs_sha)
+        if provider_id is not None and kind is ReportKind.provider:
+            meta["earlier_export"] = _earlier_export(session, provider_id, now)
         pdf = render_pdf(renderer, kind.value, inputs, meta, language)
         record = ExportRecord(
             number=number,
@@ -160,6 +172,7 @@ def provider_report_html(
     now = datetime.now(UTC)
     inputs = provider_inputs(session, provider_id=provider_id, today=now.astimezone().date())
     meta = _meta(None, now, author, language, snapshot_sha256(inputs))
+    meta["earlier_export"] = _earlier_export(session, provider_id, now)
     return render_html("provider", inputs, meta, language, screen=True, toolbar=toolbar)
 
 

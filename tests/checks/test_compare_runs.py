@@ -209,3 +209,12 @@ def test_report_without_new_changes_says_so(session, two_runs):
     html = report_service.provider_report_html(session, provider_id=provider.id, language="en", author=AUTHOR)
     section = re.search(r'<section id="changes">(.*?)</section>', html, re.S).group(1)
     assert "first report" in section and 'id="no-changes"' in section
+
+
+def test_a_report_after_an_export_earlier_today_never_calls_itself_the_first(session, two_runs):
+    provider, _first, _second = two_runs
+    earlier = _export(session, provider.id, "zh")
+    html = report_service.provider_report_html(session, provider_id=provider.id, language="en", author=AUTHOR)
+    section = re.search(r'<section id="changes">(.*?)</section>', html, re.S).group(1)
+    assert "first report" not in section
+    assert f"report {earlier.number} was exported today" in section
