@@ -40,10 +40,11 @@ from app.services.errors import Conflict
 from app.services.facts import fact_source
 from app.services.providers import CHILD_ORDER, create_provider, get_provider, provider_input, update_provider
 
-# The questions of each red-flag-13 topic a complete disclosure answers (notes are optional).
+# The main questions of each red-flag-13 topic: a disclosure that answers them is complete. The diagram,
+# the backup scheme and the notes are details: asked for, shown when given, never a red flag when left blank.
 QUESTIONS = {
-    "topology": ("diagram_upload_id", "oversubscription_ratio", "uplink_gbps", "shared_with"),
-    "storage": ("location", "raid", "backup"),
+    "topology": ("oversubscription_ratio", "uplink_gbps", "shared_with"),
+    "storage": ("location", "raid"),
     "trial": ("will_lend",),
 }
 # The registry's yes/no of each topic, set on merge from an accepted answer.

@@ -270,3 +270,20 @@ def test_uploads_of_a_provider_invited_by_name_follow_the_merge(app, session, lo
         assert f'href="/evidence/{diagram.evidence_id}/image"' in files_table and "旧拓扑图" not in report
     assert "供应商上传的文件" in html and "网络拓扑图" in html
     assert "Files uploaded by the provider" in report_en and "Topology diagram" in report_en
+
+
+def test_a_blank_optional_detail_never_raises_red_flag_13(app, session, login):
+    analyst = login("analyst")
+    provider = registry_provider(session)
+    data = answers(
+        topology={"oversubscription_ratio": "1:1", "uplink_gbps": 400, "shared_with": "无，专用链路"},
+        storage={"location": "local_nvme", "raid": "raid10"},  # no backup scheme, no diagram: details
+    )
+    invitation = submitted(session, provider_id=provider.id, data=data)
+    decide_all(analyst, invitation.id)
+    analyst.post(f"/invitations/{invitation.id}/merge", data={"version": provider.version})
+    found = refusals(session, provider.id)
+    assert "provider:discloses_storage_config" not in found
+    assert "provider:discloses_network_topology" not in found
+    session.expire_all()
+    assert session.get(Provider, provider.id).discloses_storage_config is True
