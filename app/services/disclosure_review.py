@@ -260,6 +260,7 @@ class ReviewItem:
     comment: str = ""
     decided_by: str = ""
     errors: list[str] = field(default_factory=list)
+    blocker: str = ""  # a finding that stops the merge being routine ("different legal entity")
 
     @property
     def needs_decision(self) -> bool:
@@ -397,9 +398,27 @@ def _identity_items(answers: schema.Disclosure, current: dict[str, Any] | None) 
                 state=state,
                 fields=[FieldDiff(field_spec.name, field_spec.label(), value, registry, state)],
                 declared={field_spec.name: value},
+                blocker=_other_entity(field_spec.name, state, value, registry),
             )
         )
     return items
+
+
+def _other_entity(name: str, state: str, declared: Any, registry: Any) -> str:
+    """A changed USCC names another legal entity: the blocker text, or "" for any other field or state."""
+    if name != "uscc" or state != CHANGED:
+        return ""
+    return _(
+        "不同的法律主体：申报的统一社会信用代码 %(declared)s 与登记的 %(registry)s 不同。"
+        "请先核实签约主体（营业执照、企业信用公示系统），不要把它当作普通更正采纳。",
+        declared=declared,
+        registry=registry,
+    )
+
+
+def blockers(items: list[ReviewItem]) -> list[ReviewItem]:
+    """The items carrying a blocker-level finding."""
+    return [item for item in items if item.blocker]
 
 
 def _topic_item(answers: schema.Disclosure, topic: str) -> ReviewItem:

@@ -252,6 +252,7 @@ def _review_page(invitation_id: int, errors: list[FieldError] | None = None, sta
         provider=provider,
         sections=sections,
         undecided=disclosure_review.undecided(items),
+        blocker_items=disclosure_review.blockers(items),
         merged=merged,
         merged_at=datetime.fromisoformat(merged["at"]) if merged else None,
         errors=errors or [],

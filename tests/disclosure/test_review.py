@@ -340,3 +340,18 @@ def test_an_analyst_creates_an_invitation_and_sees_the_link_once(app, session, l
     refused = analyst.post("/invitations/new", data={"email": "not-an-address"})
     assert refused.status_code in (400, 422)
     assert "邮箱: 邮箱格式不正确" in refused.get_data(as_text=True)
+
+
+def test_a_changed_uscc_is_a_blocker_naming_another_legal_entity(app, session, login):
+    provider = registry_provider(session)
+    other = "91440300708461136T"  # another valid code: another company
+    invitation = submitted(
+        session, provider_id=provider.id, data=answers(identity={**ANSWERS["identity"], "uscc": other})
+    )
+    items = disclosure_review.review_items(session, invitation)
+    uscc = item(items, "identity.uscc")
+    assert uscc.state == "changed" and other in uscc.blocker and USCC in uscc.blocker
+    assert [found.key for found in disclosure_review.blockers(items)] == ["identity.uscc"]
+    assert not item(items, "identity.website").blocker
+    page = login("analyst").get(f"/invitations/{invitation.id}/review").get_data(as_text=True)
+    assert 'id="blocker-identity-uscc"' in page and "不同的法律主体" in page
