@@ -1,4 +1,4 @@
-"""`flask users`: create accounts; issue, list and revoke API tokens."""
+"""`flask users`: create accounts, reset passwords; issue, list and revoke API tokens."""
 
 from __future__ import annotations
 
@@ -24,6 +24,13 @@ def _roles() -> list[str]:
 users_group = AppGroup("users", help="Accounts and API tokens.")
 
 
+def _read_password(from_stdin: bool) -> str:
+    """The new password from one line of standard input, or from a prompt asked twice."""
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    return click.prompt("Password", hide_input=True, confirmation_prompt=True)
+
+
 @users_group.command("create")
 @click.argument("name")
 @click.option("--role", type=LazyChoice(_roles), required=True)
@@ -32,16 +39,30 @@ def create(name: str, role: str, password_stdin: bool) -> None:
     """Create user NAME with a role; the password comes from a prompt or stdin."""
     from app.services import users
 
-    if password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    else:
-        password = click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    password = _read_password(password_stdin)
     with cli_session() as session:
         try:
             users.create_user(session, username=name, password=password, role=role)
         except ServiceError as exc:
             fail(exc)
     click.echo(f"created {role} {name}")
+
+
+@users_group.command("set-password")
+@click.argument("name")
+@click.option("--password-stdin", is_flag=True, help="Read the new password from standard input.")
+def set_password(name: str, password_stdin: bool) -> None:
+    """Give user NAME a new password; their sessions end and their API tokens are revoked."""
+    from app.services import users
+
+    password = _read_password(password_stdin)
+    with cli_session() as session:
+        try:
+            user = users.get_user(session, username=name)
+            users.set_password(session, user_id=user.id, password=password)
+        except ServiceError as exc:
+            fail(exc)
+    click.echo(f"password set for {name}; sessions ended, API tokens revoked")
 
 
 @users_group.command("token")

@@ -70,6 +70,21 @@ def end_sessions(user: User) -> None:
     user.session_version = (user.session_version or 0) + 1
 
 
+def revoke_all_tokens(session: Session, user: User) -> None:
+    """Revoke every API token of `user` for good (reactivating the account does not bring one back)."""
+    session.execute(
+        sa.update(ApiToken)
+        .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=datetime.now(UTC))
+    )
+
+
+def end_access(session: Session, user: User) -> None:
+    """End every way in that the old password or account state gave: login sessions and API tokens."""
+    end_sessions(user)
+    revoke_all_tokens(session, user)
+
+
 def logout(session: Session, *, user_id: int) -> None:
     """Logging out ends all of the user's sessions, so a copied session cookie stops working too."""
     user = session.get(User, user_id)
@@ -196,21 +211,21 @@ def update_user(
         raise Conflict(_("至少要保留一名启用的管理员"), field="role")
     if role is not None:
         user.role = Role(role)
-    if deactivates:
-        end_sessions(user)
     if active is not None:
         user.active = active
+    if deactivates:
+        end_access(session, user)  # after the changes above, so they are flushed (and audited) as one
     session.commit()
     return user
 
 
 def set_password(session: Session, *, user_id: int, password: str) -> User:
-    """Replace an account's password."""
+    """Replace an account's password; every session and API token of the account ends."""
     user = session.get(User, user_id)
     if user is None:
         raise NotFound(_("用户 %(name)s 不存在", name=user_id), field="id")
     passwords.check_policy(password, username=user.username)
     user.password_hash = passwords.hash_password(password)
-    end_sessions(user)
+    end_access(session, user)
     session.commit()
     return user
