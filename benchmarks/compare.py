@@ -634,7 +634,12 @@ def gpu_utilization(inputs: Inputs) -> Iterable[Comparison]:
             f"the GPU workload did not run ({output}): idle figures",
         )
         return
-    for index, values in sorted(per_gpu.items()):
+    if not workload and all(len(values) <= 1 for values in per_gpu.values()):
+        if per_gpu:
+            yield _idle_snapshot(len(per_gpu))
+        return
+    for index, readings in sorted(per_gpu.items()):
+        values = _after_warm_up(readings)
         mean = statistics.fmean(values)
         verdict = (
             Verdict.passed
@@ -653,8 +658,35 @@ def gpu_utilization(inputs: Inputs) -> Iterable[Comparison]:
             f"GPU {index} 负载期间平均利用率 {mean:.0f}%",
             f"GPU {index} mean utilisation under load {mean:.0f}%",
             subject=f"gpu:{index}",
-            evidence={"samples": len(values), "min": min(values), "max": max(values)},
+            evidence={
+                "samples": len(values),
+                "warm_up_samples": len(readings) - len(values),
+                "min": min(values),
+                "max": max(values),
+            },
         )
+
+
+def _after_warm_up(readings: list[float]) -> list[float]:
+    """The readings from the first busy one on: idle readings before it are the workload starting up (the
+    probe's torch workload takes seconds to reach the GPU); a GPU never busy keeps all its readings."""
+    first_busy = next((i for i, value in enumerate(readings) if value > 0), 0)
+    return readings[first_busy:]
+
+
+def _idle_snapshot(gpus: int) -> Comparison:
+    """One reading per GPU and no workload (a pasted table, -q or inventory query): nothing to judge."""
+    return Comparison(
+        "gpu_utilization",
+        Verdict.info,
+        None,
+        None,
+        None,
+        "%",
+        f"{gpus} 块 GPU 各只有一个读数且未运行负载（空闲快照）：不据此评判利用率",
+        f"one reading for each of {gpus} GPU(s) and no workload ran (an idle snapshot): "
+        "utilisation not judged",
+    )
 
 
 # ---------------------------------------------------------------- entry point

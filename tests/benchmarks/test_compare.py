@@ -197,3 +197,21 @@ def test_records_are_json_ready():
         Claims(public_mbps=100, storage_type="local_nvme"), [throughput(50), storage("virtual_disk")]
     )
     assert json.loads(json.dumps([c.to_dict() for c in results]))
+
+
+def test_an_idle_nvidia_smi_table_is_a_snapshot_not_a_low_utilisation():
+    # real: the plain table of an idle H200 (0 %), as providers paste it
+    idle = parse("nvidia-smi", (DATA / "real_h200" / "table_idle.txt").read_text())
+    result = only(compare(Claims(), idle), "gpu_utilization")
+    assert result.verdict == Verdict.info and "not judged" in result.reason_en
+    assert result.measured is None
+
+
+def test_the_workload_warm_up_is_not_judged_as_low_utilisation():
+    # real: the probe's sampling on an H200; 8 readings at 0 % while torch starts, then
+    # 100, 100, 99, 100, 100, 99, 100, 99 % (read off the file): mean 99.625 %
+    busy = parse("nvidia-smi-sampling", (DATA / "real_h200" / "sampling_probe_output.txt").read_text())
+    result = only(compare(Claims(), busy), "gpu_utilization")
+    assert result.verdict == Verdict.passed
+    assert result.measured == 99.6
+    assert result.evidence["warm_up_samples"] == 8 and result.evidence["samples"] == 8
