@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from flask_babel import gettext as _
 
 
 @dataclass(frozen=True)
@@ -73,3 +76,19 @@ class ToolError(ParseError):
     """The output was readable, and it says the tool itself failed (e.g. iperf3 could not connect)."""
 
     kind = "tool_error"
+
+
+def read_samples(parser: Callable[[str], list[Sample]], text: str, tool: str) -> list[Sample]:
+    """parser(text), with what Python raises on hostile numbers or nesting (int() of 4,301 digits or of
+    "nan", float infinity made an int, recursion) turned into a ParseError naming the problem."""
+    try:
+        return parser(text)
+    except ParseError:
+        raise
+    except RecursionError:
+        raise ParseError(tool, _("输出嵌套过深，超出解析器能读取的层数")) from None
+    except OverflowError:
+        raise ParseError(tool, _("输出中的数字超出范围：须为有限的数字")) from None
+    except ValueError as exc:
+        problem = str(exc)[:160]
+        raise ParseError(tool, _("输出中有无法读取的数字：%(problem)s", problem=problem)) from None

@@ -38,10 +38,10 @@ def _suites() -> list[str]:
 def parse_command(tool: str, file: Any) -> None:
     """Parse FILE (a saved output of TOOL; - for stdin) and print its samples as a JSON list."""
     from benchmarks.probes import PARSERS
-    from benchmarks.sample import ParseError
+    from benchmarks.sample import ParseError, read_samples
 
     try:
-        samples = PARSERS[tool](file.read())
+        samples = read_samples(PARSERS[tool], file.read(), tool)
     except ParseError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)

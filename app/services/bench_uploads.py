@@ -24,10 +24,11 @@ from app.services.bench_runs import claims_of, thresholds
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.rechecks import recheck
 from benchmarks.compare import compare
+from benchmarks.plausible import implausible
 from benchmarks.probes import dcgm, get_parser
 from benchmarks.probes.disk import classify
 from benchmarks.probes.gpu_health import HEALTH_QUERY
-from benchmarks.sample import ParseError, Sample
+from benchmarks.sample import ParseError, Sample, read_samples
 
 MAX_UPLOAD_BYTES = 1024 * 1024  # fits bench_runs.MAX_STORED_OUTPUT, so the text is always kept whole
 MAX_NOTE = 500
@@ -154,9 +155,9 @@ def get_offer(session: Session, offer_id: int) -> Offer:
 
 # ---------------------------------------------------------------- parsing
 def parse_upload(tool: str, text: str) -> list[Sample]:
-    """Samples of `text` by the tool's registered parser; its error as InvalidInput on field "output"."""
+    """Samples of `text` by the tool's registered parser, each plausible; else InvalidInput on "output"."""
     try:
-        return get_parser(TOOLS[tool].parser)(text)
+        samples = read_samples(get_parser(TOOLS[tool].parser), text, tool)
     except ParseError as exc:
         if exc.kind == "tool_error":
             message = _(
@@ -165,6 +166,28 @@ def parse_upload(tool: str, text: str) -> list[Sample]:
         else:
             message = _("无法解析 %(tool)s 输出：%(reason)s；未保存任何内容", tool=tool, reason=exc.reason)
         raise InvalidInput(message, "output") from None
+    refuse_implausible(tool, samples)
+    return samples
+
+
+def refuse_implausible(tool: str, samples: list[Sample]) -> None:
+    """InvalidInput on "output" naming each metric whose value no real machine can show (see
+    benchmarks.plausible): such evidence is refused whole, never stored as measured."""
+    problems = [
+        FieldError(
+            "output",
+            _(
+                "%(tool)s 输出中 %(metric)s 的值 %(value)s 不可信：可接受范围 %(accepted)s；未保存任何内容",
+                tool=tool,
+                metric=found.metric,
+                value=found.shown_value(),
+                accepted=found.accepted.describe(found.unit),
+            ),
+        )
+        for found in implausible(samples)
+    ]
+    if problems:
+        raise InvalidInput(problems)
 
 
 def step_name(tool: str, samples: list[Sample]) -> str:
