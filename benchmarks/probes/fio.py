@@ -21,7 +21,6 @@ PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000")
 REMOVE_DIR = 'case "$1" in *gpuvet-fio.*) rm -rf -- "$1";; esac'
 LAYOUT_MIB_PER_S = 20  # pessimistic write speed for laying out the test file, to size the timeout
 MODES = ("randread", "write")
-SUMMED_METRICS = {"read_iops", "write_iops", "read_bandwidth", "write_bandwidth", "write_effective_bandwidth"}
 
 
 def _options(job: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
@@ -30,11 +29,9 @@ def _options(job: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
     return {key: merged[key] for key in keep if key in merged}
 
 
-def _latency_samples(section: dict[str, Any], key: str, metric: str, metadata: dict) -> list[Sample]:
-    """Mean and percentiles in us: fio 3 reports `*_ns` sections in ns, fio 2 the plain key in us."""
+def _latency_samples(latency: dict[str, Any], divisor: float, metric: str, metadata: dict) -> list[Sample]:
+    """Mean and percentiles in us of one latency section (`divisor` 1000 for fio 3's ns, 1 for fio 2's us)."""
     samples = []
-    divisor = 1000 if key.endswith("_ns") else 1
-    latency = section.get(key) or {}
     if "mean" in latency and latency.get("N", 1):
         samples.append(Sample(f"{metric}_mean", float(latency["mean"]) / divisor, "us", dict(metadata)))
     for name, value in (latency.get("percentile") or {}).items():
@@ -56,9 +53,24 @@ def _did_io(section: dict[str, Any]) -> bool:
 
 
 def _io_mib(section: dict[str, Any]) -> float:
-    """Bytes moved in MiB: fio 3 counts io_bytes in bytes, fio 2 (no bw_bytes) in KiB."""
-    legacy = "bw_bytes" not in section
-    return number(section, "io_bytes", tool=TOOL) / (2**10 if legacy else 2**20)
+    """Bytes moved in MiB: io_bytes counts bytes since fio 2.21 (which added io_kbytes), KiB before."""
+    in_kib = "io_kbytes" not in section
+    return number(section, "io_bytes", tool=TOOL) / (2**10 if in_kib else 2**20)
+
+
+def _io_count(section: dict[str, Any]) -> float:
+    """I/Os completed: total_ios (fio 2.1.14 on), else iops over the runtime."""
+    if "total_ios" in section:
+        return number(section, "total_ios", tool=TOOL)
+    return number(section, "iops", tool=TOOL) * _runtime_ms(section) / 1000
+
+
+def _runtime_ms(section: dict[str, Any]) -> float:
+    """The side's runtime in ms, fsyncs included; under group_reporting the longest job's.
+
+    Never job_runtime: fio adds that up over every job of a group, numjobs times the wall time.
+    """
+    return number(section, "runtime", tool=TOOL) if "runtime" in section else 0.0
 
 
 def _bandwidth_mib(section: dict[str, Any]) -> float:
@@ -68,72 +80,132 @@ def _bandwidth_mib(section: dict[str, Any]) -> float:
     return number(section, "bw", tool=TOOL) / 2**10
 
 
+def _latency_key(section: dict[str, Any]) -> tuple[str, float]:
+    """Where the completion latency is and its divisor to us: fio 3's `clat_ns`, fio 2's `clat` (us)."""
+    return ("clat_ns", 1000) if "clat_ns" in section else ("clat", 1)
+
+
+def _merged_latency(parts: list[tuple[dict[str, Any], float]]) -> dict[str, Any]:
+    """(latency section, I/O count) of clones as one: the mean weighted by I/Os, each percentile the worst.
+
+    The worst clone's percentile is an upper bound of what group_reporting prints (fio merges histograms).
+    """
+    weighted = [(latency, count) for latency, count in parts if "mean" in latency and count > 0]
+    merged: dict[str, Any] = {"percentile": {}}
+    total = sum(count for _latency, count in weighted)
+    if total:
+        merged["mean"] = sum(float(latency["mean"]) * count for latency, count in weighted) / total
+    for latency, _count in parts:
+        for name, value in (latency.get("percentile") or {}).items():
+            if name in PERCENTILES:
+                merged["percentile"][name] = max(float(value), merged["percentile"].get(name, 0.0))
+    return merged
+
+
+def _group_report(sections: list[dict[str, Any]], job: str) -> dict[str, Any]:
+    """One side of clones (numjobs without group_reporting) summed as group_reporting does it.
+
+    Bytes and I/Os add up; the runtime is the longest clone's, so rates are totals over the wall time.
+    """
+    runtime = max(_runtime_ms(section) for section in sections)
+    if runtime <= 0:
+        raise ParseError(TOOL, _("任务 %(job)s 做了 I/O，但 runtime 为 0", job=job))
+    mib = sum(_io_mib(section) for section in sections)
+    ios = sum(_io_count(section) for section in sections)
+    key, _divisor = _latency_key(sections[0])
+    return {
+        "io_bytes": mib * 2**20,
+        "io_kbytes": mib * 2**10,
+        "bw_bytes": mib * 2**20 / (runtime / 1000),
+        "iops": ios / (runtime / 1000),
+        "runtime": runtime,
+        "total_ios": ios,
+        key: _merged_latency([(section.get(key) or {}, _io_count(section)) for section in sections]),
+    }
+
+
+def _side_samples(side: str, section: dict[str, Any], metadata: dict) -> list[Sample]:
+    """IOPS, bandwidth, latency of one side of a job; for writes also the bandwidth fsyncs included."""
+    samples = [
+        Sample(f"{side}_iops", number(section, "iops", tool=TOOL), "IOPS", dict(metadata)),
+        Sample(f"{side}_bandwidth", _bandwidth_mib(section), "MiB/s", dict(metadata)),
+    ]
+    key, divisor = _latency_key(section)
+    samples += _latency_samples(section.get(key) or {}, divisor, f"{side}_latency", metadata)
+    runtime_ms = _runtime_ms(section)
+    if side == "write" and runtime_ms > 0:
+        effective = _io_mib(section) / (runtime_ms / 1000)
+        details = {**metadata, "runtime_ms": runtime_ms}
+        samples.append(Sample("write_effective_bandwidth", effective, "MiB/s", details))
+    return samples
+
+
+def _fsync_samples(clones: list[dict[str, Any]], metadata: dict) -> list[Sample]:
+    """fsync latency (fio 3's `sync` section) of a job or its clones merged."""
+    syncs = [job.get("sync") for job in clones]
+    syncs = [sync for sync in syncs if isinstance(sync, dict) and sync.get("total_ios")]
+    if not syncs:
+        return []
+    if len(syncs) == 1:
+        return _latency_samples(syncs[0].get("lat_ns") or {}, 1000, "fsync_latency", metadata)
+    parts = [(sync.get("lat_ns") or {}, number(sync, "total_ios", tool=TOOL)) for sync in syncs]
+    return _latency_samples(_merged_latency(parts), 1000, "fsync_latency", metadata)
+
+
+def _check_job(job: Any, index: int) -> None:
+    """A job is an object and did not fail."""
+    if not isinstance(job, dict):
+        raise ParseError(TOOL, _("jobs.%(index)s 不是对象", index=index))
+    if job.get("error"):
+        raise ToolError(
+            TOOL,
+            _("任务 %(job)s 失败，错误码 %(error)s", job=job.get("jobname", index), error=job["error"]),
+        )
+
+
+def _clone_sets(jobs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Jobs that ran together under one name (numjobs without group_reporting), in the order printed."""
+    sets: dict[tuple, list[dict[str, Any]]] = {}
+    for job in jobs:
+        sets.setdefault((str(job.get("jobname")), str(job.get("groupid"))), []).append(job)
+    return list(sets.values())
+
+
+def _job_samples(clones: list[dict[str, Any]], data: dict[str, Any]) -> list[Sample]:
+    """The samples of one job as fio's group_reporting would print it (its clones summed)."""
+    first = clones[0]
+    name = first.get("jobname")
+    metadata = {"tool_version": data.get("fio version"), "job": name, **_options(first, data)}
+    if len(clones) > 1:
+        metadata["jobs"] = len(clones)
+    samples: list[Sample] = []
+    for side in ("read", "write"):
+        sections = [dig(job, side, tool=TOOL, expected=dict) for job in clones if side in job]
+        sections = [section for section in sections if _did_io(section)]
+        if sections:
+            reported = sections[0] if len(sections) == 1 else _group_report(sections, str(name))
+            samples += _side_samples(side, reported, metadata)
+    if not samples:
+        raise ParseError(TOOL, _("任务 %(job)s 没有做任何 I/O", job=name))
+    return samples + _fsync_samples(clones, metadata)
+
+
 @register_parser("fio", accepts=_l("fio 2.x 或 3.x 的 fio --output-format=json 输出，一个或多个任务"))
 def parse_output(text: str) -> list[Sample]:
-    """IOPS, bandwidth (MiB/s), latency percentiles (us) of each job's read and write side (fio 2 and 3)."""
+    """IOPS, bandwidth (MiB/s), latency percentiles (us) of each job's read and write side (fio 2 and 3).
+
+    Rates are bytes or I/Os over the side's runtime, the longest job's where several ran together.
+    """
     data = load_json_object(text, TOOL)
     jobs = dig(data, "jobs", tool=TOOL, expected=list)
     if not jobs:
         raise ParseError(TOOL, _("jobs 列表为空"))
-    samples: list[Sample] = []
-    names = [job.get("jobname") if isinstance(job, dict) else None for job in jobs]
     for index, job in enumerate(jobs):
-        if not isinstance(job, dict):
-            raise ParseError(TOOL, _("jobs.%(index)s 不是对象", index=index))
-        if job.get("error"):
-            raise ToolError(
-                TOOL,
-                _("任务 %(job)s 失败，错误码 %(error)s", job=job.get("jobname", index), error=job["error"]),
-            )
-        metadata = {
-            "tool_version": data.get("fio version"),
-            "job": job.get("jobname"),
-            **_options(job, data),
-        }
-        if names.count(job.get("jobname")) > 1:
-            metadata["job_index"] = index  # several jobs share a name (numjobs without group_reporting)
-        found = False
-        for side in ("read", "write"):
-            section = dig(job, side, tool=TOOL, expected=dict) if side in job else {}
-            if not _did_io(section):
-                continue
-            found = True
-            samples.append(Sample(f"{side}_iops", number(section, "iops", tool=TOOL), "IOPS", dict(metadata)))
-            samples.append(Sample(f"{side}_bandwidth", _bandwidth_mib(section), "MiB/s", dict(metadata)))
-            latency_key = "clat_ns" if "clat_ns" in section else "clat"
-            samples += _latency_samples(section, latency_key, f"{side}_latency", metadata)
-            runtime_ms = float(job.get("job_runtime") or section.get("runtime") or 0)
-            if side == "write" and runtime_ms > 0:
-                effective = _io_mib(section) / (runtime_ms / 1000)
-                samples.append(Sample("write_effective_bandwidth", effective, "MiB/s", dict(metadata)))
-        if isinstance(job.get("sync"), dict) and job["sync"].get("total_ios"):
-            samples += _latency_samples(job["sync"], "lat_ns", "fsync_latency", metadata)
-        if not found:
-            raise ParseError(TOOL, _("任务 %(job)s 没有做任何 I/O", job=job.get("jobname", index)))
-    return _merge_clones(samples)
-
-
-def _merge_clones(samples: list[Sample]) -> list[Sample]:
-    """Jobs that share a name (numjobs without group_reporting) become one set, as group_reporting prints it.
-
-    Rates add up across the clones; latency figures keep the worst clone's value.
-    """
-    merged: dict[tuple, Sample] = {}
-    for sample in samples:
-        if "job_index" not in sample.metadata:
-            merged[(id(sample),)] = sample
-            continue
-        metadata = {key: value for key, value in sample.metadata.items() if key != "job_index"}
-        key = (sample.metric, metadata.get("job"), metadata.get("percentile"))
-        previous = merged.get(key)
-        if previous is None:
-            merged[key] = Sample(sample.metric, sample.value, sample.unit, {**metadata, "jobs": 1})
-            continue
-        combine = sum if sample.metric in SUMMED_METRICS else max
-        value = combine((float(previous.value), float(sample.value)))
-        jobs = previous.metadata["jobs"] + 1
-        merged[key] = Sample(sample.metric, value, sample.unit, {**previous.metadata, "jobs": jobs})
-    return list(merged.values())
+        _check_job(job, index)
+    samples: list[Sample] = []
+    for clones in _clone_sets(jobs):
+        samples += _job_samples(clones, data)
+    return samples
 
 
 @register_probe
