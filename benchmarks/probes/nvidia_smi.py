@@ -2,7 +2,9 @@
 
 The CSV parser reads every layout nvidia-smi prints: with or without the header line, with or without
 units ("98 %", "70321 MiB"), and with "[N/A]" / "[Not Supported]" for values a GPU does not report.
-Without a header the columns must be given (`fields=`) or be one of the probe's own queries.
+Without a header the columns must be given (`fields=`) or be one of the probe's own queries. The plain
+table (benchmarks.probes.nvidia_smi_table) and `nvidia-smi -q` text or XML (nvidia_smi_query) are told
+apart from the CSV by their first lines and read by their own modules into the same samples.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from datetime import datetime
 from typing import Any
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
+from benchmarks.probes.nvidia_smi_query import looks_like_query, parse_query
 from benchmarks.probes.nvidia_smi_table import looks_like_table, parse_table
 from benchmarks.sample import ParseError, Sample, new_sample
 
@@ -39,6 +43,8 @@ NUMERIC_FIELDS = {
     "power.draw": ("gpu_power_draw", "W"),
     "temperature.gpu": ("gpu_temperature", "C"),
     "clocks.sm": ("gpu_sm_clock", "MHz"),
+    "clocks.current.sm": ("gpu_sm_clock", "MHz"),
+    "clocks.max.sm": ("gpu_sm_clock_max", "MHz"),
     "power.limit": ("gpu_power_limit", "W"),
     "pcie.link.gen.current": ("gpu_pcie_gen", ""),
     "pcie.link.gen.max": ("gpu_pcie_gen_max", ""),
@@ -46,6 +52,8 @@ NUMERIC_FIELDS = {
     "pcie.link.width.max": ("gpu_pcie_width_max", "lanes"),
     "ecc.errors.uncorrected.volatile.total": ("gpu_ecc_uncorrected", "count"),
     "ecc.errors.corrected.volatile.total": ("gpu_ecc_corrected", "count"),
+    "retired_pages.single_bit_ecc.count": ("gpu_retired_pages_single_bit", "count"),
+    "retired_pages.double_bit.count": ("gpu_retired_pages_double_bit", "count"),
 }
 # Health fields kept as text on every sample of the GPU (the health check reads them).
 HEALTH_TEXT_FIELDS = {
@@ -118,27 +126,43 @@ def _timestamp(text: str) -> float | None:
     return whole + int(fraction) / 10 ** len(fraction)
 
 
-@register_parser(
-    "nvidia-smi",
-    accepts="nvidia-smi --query-gpu ... --format=csv (any csv options) or the plain nvidia-smi table",
+ACCEPTED_LAYOUTS = _l(
+    "nvidia-smi --query-gpu=... --format=csv 的输出（可带 noheader、nounits）、nvidia-smi 的表格、"
+    "nvidia-smi -q 的文本（可带 -d 选择）或 nvidia-smi -q -x 的 XML"
 )
+
+
+def _columns(first: list[str], fields: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
+    """The query fields of a CSV without header: given, or one of the probe's own queries by width."""
+    if fields:
+        return tuple(fields)
+    widths = {len(query): query for query in KNOWN_QUERIES}
+    if len(first) == 1:
+        raise ParseError(
+            TOOL,
+            _("第一行 %(line)s 不是 CSV 表头，也不像已知的 nvidia-smi 输出", line=repr(first[0][:80])),
+        )
+    if len(first) not in widths:
+        raise ParseError(TOOL, _("没有表头，且有 %(count)s 列：请给出查询字段", count=len(first)))
+    return widths[len(first)]
+
+
+@register_parser("nvidia-smi", accepts=ACCEPTED_LAYOUTS)
 def parse_output(text: str, *, fields: tuple[str, ...] | list[str] | None = None) -> list[Sample]:
-    """Per-GPU samples from `--query-gpu ... --format=csv[,noheader][,nounits]` output or the plain table."""
+    """Per-GPU samples from `--query-gpu ... --format=csv[,noheader][,nounits]` output, the plain table or
+    `nvidia-smi -q` text / XML."""
     if looks_like_table(text):
         return parse_table(text)
+    if looks_like_query(text):
+        return parse_query(text)
     rows = _rows(text)
     if not rows:
         raise ParseError(TOOL, _("输出为空"))
     if _looks_like_header(rows[0]):
         columns = tuple(_HEADER_UNIT.sub("", cell).strip() for cell in rows[0])
         rows = rows[1:]
-    elif fields:
-        columns = tuple(fields)
     else:
-        widths = {len(query): query for query in KNOWN_QUERIES}
-        if len(rows[0]) not in widths:
-            raise ParseError(TOOL, _("没有表头，且有 %(count)s 列：请给出查询字段", count=len(rows[0])))
-        columns = widths[len(rows[0])]
+        columns = _columns(rows[0], fields)
     samples: list[Sample] = []
     gpus: dict[str, str] = {}
     numeric = [
