@@ -34,6 +34,7 @@ _HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]\s*$")
 VALUE_UNITS = {"", "%", "MiB", "W", "MHz", "C", "GiB", "KiB"}
 _VALUE_UNIT = re.compile(r"^\s*(-?[\d.]+)\s*(%|MiB|W|MHz|C|GiB|KiB)?\s*$")
 WORKLOAD_MARK = "### workload exit="
+NO_WORKLOAD = "none"  # what the sampling script prints after the mark when it was given no workload
 # Metric name and unit for each numeric query field.
 NUMERIC_FIELDS = {
     "utilization.gpu": ("gpu_utilization", "%"),
@@ -132,19 +133,26 @@ ACCEPTED_LAYOUTS = _l(
 )
 
 
+def _fits(query: tuple[str, ...], row: list[str]) -> bool:
+    """Whether `row` can be a row of `query`: a GPU index where it has one, a timestamp where it has one."""
+    stamp = query.index("timestamp") if "timestamp" in query else None
+    return row[query.index("index")].isdigit() and (stamp is None or _timestamp(row[stamp]) is not None)
+
+
 def _columns(first: list[str], fields: tuple[str, ...] | list[str] | None) -> tuple[str, ...]:
-    """The query fields of a CSV without header: given, or one of the probe's own queries by width."""
+    """The query fields of a CSV without header: given, or the probe's own query of that width and shape
+    (the inventory and the sampling query both have five columns)."""
     if fields:
         return tuple(fields)
-    widths = {len(query): query for query in KNOWN_QUERIES}
     if len(first) == 1:
         raise ParseError(
             TOOL,
             _("第一行 %(line)s 不是 CSV 表头，也不像已知的 nvidia-smi 输出", line=repr(first[0][:80])),
         )
-    if len(first) not in widths:
+    same_width = [query for query in KNOWN_QUERIES if len(query) == len(first)]
+    if not same_width:
         raise ParseError(TOOL, _("没有表头，且有 %(count)s 列：请给出查询字段", count=len(first)))
-    return widths[len(first)]
+    return next((query for query in same_width if _fits(query, first)), same_width[-1])
 
 
 @register_parser("nvidia-smi", accepts=ACCEPTED_LAYOUTS)
@@ -240,8 +248,8 @@ def parse_sampling(text: str) -> list[Sample]:
     """The probe's sampling output: CSV, then a workload marker line with its exit code and output."""
     csv_text, _mark, workload = text.partition(WORKLOAD_MARK)
     samples = parse_output(csv_text)
-    if workload:
-        code_text, _newline, output = workload.partition("\n")
+    code_text, _newline, output = workload.partition("\n")
+    if workload and code_text.strip() != NO_WORKLOAD:
         if not code_text.strip().lstrip("-").isdigit():
             raise ParseError(TOOL, _("负载的退出码 %(value)s 不是数字", value=repr(code_text.strip())))
         last_line = output.strip().splitlines()[-1] if output.strip() else ""
@@ -277,7 +285,7 @@ SAMPLING_SCRIPT = (
     'd="$1"; ms="$2"; shift 2; out=$(mktemp); w=""; '
     'if [ "$#" -gt 0 ]; then timeout -k 5 "$d" "$@" >"$out" 2>&1 & w=$!; fi; '
     f'timeout "$d" nvidia-smi --query-gpu={",".join(SAMPLING_FIELDS)} --format=csv -lms "$ms"; s=$?; '
-    'code=none; if [ -n "$w" ]; then wait "$w"; code=$?; fi; '
+    f'code={NO_WORKLOAD}; if [ -n "$w" ]; then wait "$w"; code=$?; fi; '
     f'echo "{WORKLOAD_MARK}$code"; tail -n 5 "$out"; rm -f "$out"; '
     '[ "$s" -eq 124 ] && s=0; exit "$s"'
 )

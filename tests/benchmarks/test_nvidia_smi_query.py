@@ -262,3 +262,25 @@ def test_an_uploaded_q_counts_the_gpus_against_the_offer(session: Session, offer
     found = {comparison["check"]: comparison for comparison in run.comparisons}
     assert found["gpu_count"]["verdict"] == "pass" and found["gpu_count"]["measured"] == 8
     assert found["gpu_model"]["verdict"] == "fail"  # A100 against the H800 of the offer
+
+
+# ---------------------------------------------------------------- the H200's query outputs
+def test_the_health_query_of_driver_580_names_its_column_clocks_event_reasons():
+    idle = parse("nvidia-smi", (H200 / "health.csv").read_text())
+    assert idle[0].metadata["clocks_event_reasons.active"] == "0x0000000000000001"
+    assert [c.verdict for c in health(idle)[""]] == [Verdict.passed]  # Idle is not a slowdown
+    both = parse("nvidia-smi", (H200 / "health_event_reasons.csv").read_text())
+    assert both == []  # index and the reasons twice: no numbers, nothing to refuse either
+
+
+def test_the_inventory_query_without_header_and_units_is_not_taken_for_sampling():
+    samples = parse("nvidia-smi", (H200 / "inventory_noheader_nounits.csv").read_text())
+    assert one(samples, "gpu") == "NVIDIA H200" and one(samples, "gpu_memory_total") == 143771
+    assert samples[0].metadata["driver_version"] == "580.159.04"
+
+
+def test_sampling_without_a_workload_says_none_ran():
+    samples = parse("nvidia-smi-sampling", (H200 / "sampling_idle.txt").read_text())
+    assert values(samples, "gpu_utilization") == [45, 0, 0, 0, 0, 0]  # the tail of the previous load first
+    assert values(samples, "gpu_power_draw")[-1] == 98.90
+    assert values(samples, "gpu_workload_exit_code") == []
