@@ -29,29 +29,72 @@ NETWORK_FS = re.compile(
     r"^(nfs4?|cifs|smb3?|ceph|cephfs|glusterfs|lustre|beegfs|gpfs|9p|virtiofs|afs|ocfs2|gfs2|fuse\..*|juicefs)$"
 )
 MEMORY_FS = {"tmpfs", "ramfs"}
-VIRTUAL_MODELS = re.compile(r"qemu|virtual|vmware|virtio|xen|elastic block store|google persistent", re.I)
+VIRTUAL_MODELS = re.compile(
+    r"qemu|virtual|vmware|virtio|xen|elastic block store|google persistent|persistentdisk", re.I
+)
 NETWORK_BLOCK_TRANSPORTS = {"iscsi", "fc", "nvme-of", "rdma"}
 NETWORK_BLOCK_NAMES = re.compile(r"^(nbd|rbd|drbd)\d+")
 VIRTUAL_NAMES = re.compile(r"^(vd[a-z]+|xvd[a-z]+)$")
+# Model strings of common drive families, for lsblk output without ROTA (sysfs models may use _ for spaces).
+SSD_MODELS = re.compile(
+    r"ssd|^samsung[ _]mz|^mz-?7|mtfd|^micron_\d|^kingston[ _]s|^ct\d+mx|^sandisk[ _]sd|^intel[ _]ssd", re.I
+)
+HDD_MODELS = re.compile(
+    r"hdd|^(seagate[ _])?st\d+(nm|dm|vn|vx|ne|nx|lm|mm|as|ns)|^wdc[ _]wd\d|^wd\d{3,}[a-z]"
+    r"|^(hgst[ _])?hu[hsa]\d|^(toshiba[ _])?(mg|md|al|dt|hdw)\d",
+    re.I,
+)
+
+
+def _rotational(disk: dict[str, Any]) -> bool | None:
+    """lsblk's ROTA as a bool (true/false, or "1"/"0" before util-linux 2.33); None when not printed."""
+    value = disk.get("rota")
+    if value in (True, "1", 1):
+        return True
+    if value in (False, "0", 0):
+        return False
+    return None
+
+
+def _kind_of_drive(disk: dict[str, Any], name: str, model: str) -> tuple[str, str | None]:
+    """SSD or hard disk of a local sd*/hd* drive: ROTA when printed, else the model string."""
+    rotational = _rotational(disk)
+    if rotational is not None and name.startswith(("sd", "hd")):
+        return ("local_hdd" if rotational else "local_ssd"), "rota"
+    if SSD_MODELS.search(model):
+        return "local_ssd", "model"
+    if HDD_MODELS.search(model):
+        return "local_hdd", "model"
+    return "unknown", None
+
+
+def disk_class(disk: dict[str, Any]) -> tuple[str, str | None]:
+    """(storage class, the lsblk column that decided it: name, tran, model or rota; None when unknown)."""
+    name = str(disk.get("name") or "")
+    transport = str(disk.get("tran") or "").lower()
+    model = str(disk.get("model") or "").strip()
+    if NETWORK_BLOCK_NAMES.match(name):
+        return "network_block", "name"
+    if transport in NETWORK_BLOCK_TRANSPORTS:
+        return "network_block", "tran"
+    if VIRTUAL_NAMES.match(name):
+        return "virtual_disk", "name"
+    if VIRTUAL_MODELS.search(model):
+        return "virtual_disk", "model"
+    if transport == "virtio":
+        return "virtual_disk", "tran"
+    if name.startswith(("zram", "ram")):
+        return "memory", "name"
+    if name.startswith("nvme"):
+        return "local_nvme", "name"
+    if transport == "nvme":
+        return "local_nvme", "tran"
+    return _kind_of_drive(disk, name, model)
 
 
 def classify_disk(disk: dict[str, Any]) -> str:
     """Storage class of one lsblk disk entry."""
-    name = str(disk.get("name") or "")
-    transport = str(disk.get("tran") or "").lower()
-    model = str(disk.get("model") or "")
-    rotational = disk.get("rota") in (True, "1", 1)
-    if NETWORK_BLOCK_NAMES.match(name) or transport in NETWORK_BLOCK_TRANSPORTS:
-        return "network_block"
-    if VIRTUAL_NAMES.match(name) or VIRTUAL_MODELS.search(model):
-        return "virtual_disk"
-    if name.startswith("zram") or name.startswith("ram"):
-        return "memory"
-    if name.startswith("nvme") or transport == "nvme":
-        return "local_nvme"
-    if name.startswith(("sd", "hd")):
-        return "local_hdd" if rotational else "local_ssd"
-    return "unknown"
+    return disk_class(disk)[0]
 
 
 def _disks(data: dict[str, Any], tool: str) -> list[dict[str, Any]]:
@@ -64,12 +107,12 @@ def _disks(data: dict[str, Any], tool: str) -> list[dict[str, Any]]:
 
 @register_parser("lsblk")
 def parse_lsblk(text: str) -> list[Sample]:
-    """One `block_device` sample per disk: value is its class, metadata the lsblk columns."""
-    devices = _disks(load_json_object(text, "lsblk"), "lsblk")
-    return [
-        Sample("block_device", classify_disk(device), "", {key: device.get(key) for key in device})
-        for device in devices
-    ]
+    """One `block_device` sample per disk: value is its class, metadata the lsblk columns and `decided_by`."""
+    samples = []
+    for device in _disks(load_json_object(text, "lsblk"), "lsblk"):
+        kind, column = disk_class(device)
+        samples.append(Sample("block_device", kind, "", {**device, "decided_by": column}))
+    return samples
 
 
 @register_parser("findmnt")
@@ -99,8 +142,9 @@ def classify(filesystem: dict[str, Any], devices: list[dict[str, Any]]) -> tuple
         return "memory", f"filesystem type {fstype} lives in memory"
     disk = _backing_disk(source, devices) if source.startswith("/dev/") else None
     if disk is not None:
-        kind = classify_disk(disk)
-        return kind, f"{source} is on disk {disk['name']} ({kind})"
+        kind, column = disk_class(disk)
+        how = f", by its {column.upper()} column" if column else ""
+        return kind, f"{source} is on disk {disk['name']} ({kind}{how})"
     kinds = {classify_disk(device) for device in devices} - {"memory"}
     if len(kinds) == 1:
         kind = kinds.pop()
