@@ -68,6 +68,8 @@ def _gpu_samples(first: re.Match, second: re.Match, common: dict[str, Any]) -> l
         value = _number(second[group])
         if value is not None:
             samples.append(Sample(metric, value, unit, dict(metadata)))
+    if ecc is not None:  # "Volatile Uncorr. ECC": the count the health query calls ecc.errors.uncorrected
+        samples.append(Sample("gpu_ecc_uncorrected", ecc, "count", dict(metadata)))
     return samples
 
 

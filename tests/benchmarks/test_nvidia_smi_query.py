@@ -284,3 +284,23 @@ def test_sampling_without_a_workload_says_none_ran():
     assert values(samples, "gpu_utilization") == [45, 0, 0, 0, 0, 0]  # the tail of the previous load first
     assert values(samples, "gpu_power_draw")[-1] == 98.90
     assert values(samples, "gpu_workload_exit_code") == []
+
+
+def test_the_h200_table_under_load():
+    samples = parse("nvidia-smi", (H200 / "table_load.txt").read_text())
+    assert readings(samples) == {
+        "gpu": "NVIDIA H200",
+        "gpu_memory_used": 883,
+        "gpu_memory_total": 143771,
+        "gpu_utilization": 99,
+        "gpu_power_draw": 394,
+        "gpu_power_limit": 700,
+        "gpu_temperature": 58,
+        "gpu_ecc_uncorrected": 0,
+    }
+
+
+def test_uncorrected_ecc_errors_in_the_table_reach_the_health_check():
+    samples = parse("nvidia-smi", (GPU / "table_470_2xv100.txt").read_text())
+    assert one(samples, "gpu_ecc_uncorrected", gpu_index=1) == 2
+    assert [c.verdict for c in health(samples)["gpu:1"]] == [Verdict.failed]
