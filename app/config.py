@@ -72,6 +72,10 @@ class Settings(BaseSettings):
     page_size: int = Field(default=20, alias="GPUVET_PAGE_SIZE")
     # The dashboard counts a provider as "checked long ago" when its latest check run is older than this.
     dashboard_stale_days: int = Field(default=30, ge=1, le=3650, alias="GPUVET_DASHBOARD_STALE_DAYS")
+    # A verification (lookup, footer record, measurement) older than this no longer counts as current.
+    verification_max_age_days: int = Field(
+        default=90, ge=1, le=3650, alias="GPUVET_VERIFICATION_MAX_AGE_DAYS"
+    )
     # PDF reports: the CJK font embedded (as a subset) in every report.
     report_font: Path = Field(
         default=Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"), alias="GPUVET_REPORT_FONT"
@@ -140,6 +144,17 @@ class Settings(BaseSettings):
     invitation_days: int = Field(default=14, ge=1, le=365, alias="GPUVET_INVITATION_DAYS")
     disclosure_upload_max_mb: int = Field(default=10, ge=1, le=15, alias="GPUVET_DISCLOSURE_UPLOAD_MAX_MB")
     disclosure_token_guesses: int = Field(default=20, ge=1, le=1000, alias="GPUVET_DISCLOSURE_TOKEN_GUESSES")
+    # What one invitation may keep: files, and megabytes of distinct files (a re-sent file counts once).
+    disclosure_upload_max_files: int = Field(
+        default=40, ge=1, le=500, alias="GPUVET_DISCLOSURE_UPLOAD_MAX_FILES"
+    )
+    disclosure_upload_quota_mb: int = Field(
+        default=100, ge=1, le=10_000, alias="GPUVET_DISCLOSURE_UPLOAD_QUOTA_MB"
+    )
+    # Reverse proxies in front of the app that append to X-Forwarded-For (Werkzeug's ProxyFix): the client
+    # address (login throttling, disclosure token guesses) is read that many hops back. 0: no proxy, the
+    # header is ignored; set it behind nginx, or every client shares the proxy's address.
+    proxy_hops: int = Field(default=0, ge=0, le=5, alias="GPUVET_PROXY_HOPS")
     # This site's address as others reach it (https://gpuvet.example.cn), for links in e-mails and webhooks.
     public_url: str | None = Field(default=None, alias="GPUVET_PUBLIC_URL")
 

@@ -67,6 +67,8 @@ class LookupKind(StrEnum):
 
     icp = "icp"
     licence = "licence"
+    psb = "psb"  # public-security filing: recorded by hand only (no automatic lookup)
+    certification = "certification"  # certificate register (CNCA): recorded by hand only
 
 
 class LookupState(StrEnum):

@@ -1,6 +1,6 @@
 """The provider verdict, one for every page and report: the latest check run's verdict (rule and benchmark
-findings), worded honestly about what was verified besides the registry (official lookup, footer scrape,
-trial run or uploaded output).
+findings), worded honestly about what was verified besides the registry: it names each licence, filing,
+certification, the footer and each offer figure no current evidence vouches for (app.services.verification).
 
 `verdicts_of` answers a whole page of providers in a constant number of SQL statements; `verdict_of` is
 the same for one provider.
@@ -16,8 +16,7 @@ from sqlmodel import Session, col, func, select
 
 from app.models import Provider
 from app.models.checks import CheckRun
-from app.models.evidence import Evidence, Lookup, LookupState
-from app.models.trials import BenchRun, RunState
+from app.services.verification import ItemVerification, verifications_of
 
 # What can be verified beyond the registry, in the order the labels name it.
 SOURCES: dict[str, tuple[str, str]] = {
@@ -31,7 +30,7 @@ LEVELS: dict[str, tuple[str, str]] = {
     "fail": ("不通过", "fails"),
     "unchecked": ("未核验", "not verified"),  # never checked: the reports' word for "no evidence"
 }
-FOOTER_HOME = "footer"  # app.services.evidence.FOOTER_HOME (not imported: it pulls in the scraper)
+MAX_LISTED = 3  # unverified items a label names before "and N more"
 
 
 @dataclass(frozen=True)
@@ -42,13 +41,19 @@ class ProviderVerdict:
     level: str  # pass / needs_review / fail / unchecked
     label_zh: str
     label_en: str
-    unverified: tuple[str, ...] = ()
+    unverified: tuple[str, ...] = ()  # the SOURCES with an item still unverified
     check_run_id: int | None = None
     outdated: bool = False  # the registry changed after the check run
+    items: tuple[ItemVerification, ...] = ()  # every item's verification (app.services.verification)
 
     def label(self, language: str = "zh") -> str:
         """The label in `language` (zh or en)."""
         return self.label_en if language == "en" else self.label_zh
+
+    @property
+    def unverified_items(self) -> list[ItemVerification]:
+        """The items nothing current vouches for (never verified, or verified too long ago)."""
+        return [item for item in self.items if item.needs_verifying]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (API, report snapshots)."""
@@ -58,25 +63,39 @@ class ProviderVerdict:
             "label_zh": self.label_zh,
             "label_en": self.label_en,
             "unverified": list(self.unverified),
+            "unverified_items": [item.to_dict() for item in self.unverified_items],
             "check_run_id": self.check_run_id,
             "outdated": self.outdated,
         }
 
 
-def labels(level: str, unverified: Iterable[str]) -> tuple[str, str]:
-    """The zh and en label of a level, naming the sources not verified (a failure needs no such note)."""
+def source_of(item: ItemVerification) -> str:
+    """Which of SOURCES an item belongs to: numbers and certificates to lookup, offers to trial."""
+    return {"footer": "footer", "offer": "trial"}.get(item.kind, "lookup")
+
+
+def _missing(items: list[ItemVerification], language: str) -> str:
+    """'许可证 京B2-20202418 未经官方查询；网站页脚 未核查' with at most MAX_LISTED items named."""
+    named = [f"{item.title(language)} {item.reason(language)}" for item in items[:MAX_LISTED]]
+    rest = len(items) - len(named)
+    if rest:
+        named.append(f"等 {rest} 项" if language == "zh" else f"and {rest} more")
+    return ("；" if language == "zh" else "; ").join(named)
+
+
+def labels(level: str, items: Iterable[ItemVerification]) -> tuple[str, str]:
+    """The zh and en label of a level, naming each item not verified (a failure needs no such note)."""
     zh, en = LEVELS[level]
-    missing = [name for name in SOURCES if name in set(unverified)]
+    items = list(items)
+    missing = [item for item in items if item.needs_verifying]
     if level in ("fail", "unchecked") or not missing:
         return zh, en
-    missing_zh = "、".join(SOURCES[name][0] for name in missing)
-    missing_en = ", ".join(SOURCES[name][1] for name in missing)
-    if len(missing) == len(SOURCES):
+    if not any(item.is_current for item in items):
         return (
-            f"{zh}（仅依据登记数据；{missing_zh}未核实）",
-            f"{en} on registry data; {missing_en} not verified",
+            f"{zh}（仅依据登记数据；未核实：{_missing(missing, 'zh')}）",
+            f"{en} on registry data; not verified: {_missing(missing, 'en')}",
         )
-    return f"{zh}（{missing_zh}未核实）", f"{en}; {missing_en} not verified"
+    return f"{zh}（未核实：{_missing(missing, 'zh')}）", f"{en}; not verified: {_missing(missing, 'en')}"
 
 
 def _latest_runs(session: Session, ids: list[int]) -> dict[int, CheckRun]:
@@ -89,34 +108,8 @@ def _latest_runs(session: Session, ids: list[int]) -> dict[int, CheckRun]:
     return {run.provider_id: run for run in runs}
 
 
-def _verified(session: Session, ids: list[int]) -> dict[str, set[int]]:
-    """The providers with a completed lookup, a readable latest footer scrape, a finished run or upload."""
-    lookups = session.exec(
-        select(Lookup.provider_id)
-        .where(
-            col(Lookup.provider_id).in_(ids),
-            col(Lookup.state).in_((LookupState.completed, LookupState.manual)),  # by hand counts too
-        )
-        .distinct()
-    ).all()
-    latest_home = (
-        select(func.max(Evidence.id))
-        .where(col(Evidence.provider_id).in_(ids), Evidence.purpose == FOOTER_HOME)
-        .group_by(col(Evidence.provider_id))
-    )
-    footers = session.exec(
-        select(Evidence.provider_id).where(col(Evidence.id).in_(latest_home), col(Evidence.error).is_(None))
-    ).all()
-    trials = session.exec(
-        select(BenchRun.provider_id)
-        .where(col(BenchRun.provider_id).in_(ids), BenchRun.state == RunState.succeeded)
-        .distinct()
-    ).all()
-    return {"lookup": set(lookups), "footer": {i for i in footers if i is not None}, "trial": set(trials)}
-
-
 def verdicts_of(session: Session, provider_ids: Iterable[int]) -> dict[int, ProviderVerdict]:
-    """The verdict of each provider id (five SQL statements whatever their number)."""
+    """The verdict of each provider id (a constant number of SQL statements whatever their number)."""
     ids = sorted(set(provider_ids))
     if not ids:
         return {}
@@ -124,21 +117,23 @@ def verdicts_of(session: Session, provider_ids: Iterable[int]) -> dict[int, Prov
         session.exec(select(Provider.id, Provider.version).where(col(Provider.id).in_(ids))).all()
     )
     runs = _latest_runs(session, ids)
-    verified = _verified(session, ids)
+    verified = verifications_of(session, ids)
     out: dict[int, ProviderVerdict] = {}
     for provider_id in ids:
         run = runs.get(provider_id)
         level = run.verdict if run is not None else "unchecked"
-        unverified = tuple(name for name in SOURCES if provider_id not in verified[name])
-        zh, en = labels(level, unverified)
+        items = tuple(verified.get(provider_id, ()))
+        missing = {source_of(item) for item in items if item.needs_verifying}
+        zh, en = labels(level, items)
         out[provider_id] = ProviderVerdict(
             provider_id=provider_id,
             level=level,
             label_zh=zh,
             label_en=en,
-            unverified=unverified,
+            unverified=tuple(name for name in SOURCES if name in missing),
             check_run_id=run.id if run is not None else None,
             outdated=run is not None and run.provider_version != versions.get(provider_id),
+            items=items,
         )
     return out
 
@@ -147,6 +142,6 @@ def verdict_of(session: Session, provider_id: int) -> ProviderVerdict:
     """The verdict of one provider (see verdicts_of)."""
     found = verdicts_of(session, [provider_id]).get(provider_id)
     if found is None:
-        zh, en = labels("unchecked", SOURCES)
+        zh, en = labels("unchecked", ())
         return ProviderVerdict(provider_id, "unchecked", zh, en, tuple(SOURCES))
     return found

@@ -19,8 +19,16 @@ from app.services.demo import load_demo
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"
-REGISTRY_ONLY_ZH = "通过（仅依据登记数据；官方查询、网站页脚、试用测试未核实）"
-REGISTRY_ONLY_EN = "passes on registry data; lookup, footer, trial not verified"
+# Each item still unverified is named, three of them, then a count (issue 24: never a whole category).
+REGISTRY_ONLY_ZH = (
+    "通过（仅依据登记数据；未核实：许可证 京B1.B2-20259901 未经官方查询；ICP 备案 京ICP备2025099901号-1 未经官方查询；"
+    "公安备案 京公网安备11010802099901号 待人工核实；等 19 项）"
+)
+REGISTRY_ONLY_EN = (
+    "passes on registry data; not verified: licence 京B1.B2-20259901 not looked up; ICP filing "
+    "京ICP备2025099901号-1 not looked up; public-security filing 京公网安备11010802099901号 to be verified by hand; "
+    "and 19 more"
+)
 
 
 @pytest.fixture
@@ -61,8 +69,12 @@ def test_the_check_reruns_when_an_upload_lands_and_names_what_is_still_unverifie
     run = _upload_gpus(session, compliant)
     assert _check_runs(session, compliant.id) == before + 1
     verdict = verdicts.verdict_of(session, compliant.id)
-    assert verdict.level == "pass" and verdict.unverified == ("lookup", "footer")
-    assert verdict.label("zh") == "通过（官方查询、网站页脚未核实）"
+    # one uploaded output vouches for what it measured (by hand), never for the whole trial
+    assert verdict.level == "pass" and verdict.unverified == ("lookup", "footer", "trial")
+    by_subject = {item.subject: item for item in verdict.items}
+    assert by_subject[f"offer:{run.offer_id}:gpu_count"].status == "verified_by_hand"
+    assert by_subject[f"offer:{run.offer_id}:intranet_gbps"].status == "unverified"
+    assert verdict.label("zh").startswith("通过（未核实：许可证 京B1.B2-20259901 未经官方查询；")
     # idempotent: the same evidence does not store a second run
     assert rechecks.recheck(session, provider_id=compliant.id, since=run.finished_at, cause="test") is None
     assert _check_runs(session, compliant.id) == before + 1
@@ -88,13 +100,19 @@ def test_verdicts_of_a_page_takes_a_constant_number_of_statements(session, compl
     def count(_conn, _cursor, statement, *_args):
         statements.append(statement)
 
-    sa.event.listen(engine, "before_cursor_execute", count)
-    try:
-        found = verdicts.verdicts_of(session, ids)
-    finally:
-        sa.event.remove(engine, "before_cursor_execute", count)
+    def statements_for(provider_ids: list[int]) -> tuple[dict, int]:
+        statements.clear()
+        sa.event.listen(engine, "before_cursor_execute", count)
+        try:
+            found = verdicts.verdicts_of(session, provider_ids)
+        finally:
+            sa.event.remove(engine, "before_cursor_execute", count)
+        return found, len(statements)
+
+    found, many = statements_for(ids)
+    _one, single = statements_for(ids[:1])
     assert set(found) == set(ids) and len(ids) >= 10
-    assert len(statements) <= 5
+    assert many == single and many <= 12
 
 
 def _text(html: str) -> str:
@@ -145,7 +163,10 @@ def test_a_licence_warned_about_by_number_is_not_shown_as_clean(app, login, sess
         f for f in checks.run_findings(session, check_run_id=run.id) if f.rule_id == "lookup.licence_expiring"
     ]
     assert warned.subject == f"licence_lookup:{licence.number}"  # named by number, not by record id
-    assert "lookup" not in verdicts.verdict_of(session, compliant.id).unverified
+    verdict = verdicts.verdict_of(session, compliant.id)
+    items = {item.subject: item for item in verdict.items}
+    assert items[f"licence:{licence.id}"].status == "verified"  # listed by the lookup; expiry is a finding
+    assert "lookup" in verdict.unverified  # the licence lookup never clears the ICP and PSB filings
     html = reports.provider_report_html(
         session, provider_id=compliant.id, language="zh", author=reports.Author(None, "测试")
     )

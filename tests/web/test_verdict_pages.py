@@ -19,9 +19,11 @@ from app.services.demo import load_demo
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"
 REVOKED = "虚构吊销通信有限公司"
-REGISTRY_ONLY_ZH = "通过（仅依据登记数据；官方查询、网站页脚、试用测试未核实）"
-REGISTRY_ONLY_EN = "passes on registry data; lookup, footer, trial not verified"
-AFTER_UPLOAD_ZH = "通过（官方查询、网站页脚未核实）"
+from tests.checks.test_verdicts import REGISTRY_ONLY_EN, REGISTRY_ONLY_ZH  # noqa: E402
+
+# After one upload the label no longer says "registry data only", but still names what is unverified.
+AFTER_UPLOAD_ZH = "通过（未核实：许可证 京B1.B2-20259901 未经官方查询；"
+AFTER_UPLOAD_EN = "passes; not verified: licence 京B1.B2-20259901 not looked up;"
 
 
 class StandInRenderer:
@@ -70,7 +72,7 @@ def test_findings_overview_shows_the_worded_verdict(login, demo, session):
 
     client.get("/lang/en")
     english = client.get("/findings?per_page=100").get_data(as_text=True)
-    assert "passes; lookup, footer not verified" in _row(english, COMPLIANT)
+    assert AFTER_UPLOAD_EN in _row(english, COMPLIANT)
 
 
 def test_report_list_shows_the_current_verdict_and_the_one_each_report_states(login, demo, session):
