@@ -12,7 +12,13 @@ from benchmarks.probes.base import LOCAL, TARGET, Probe, ProbeContext, ProbeFail
 from benchmarks.sample import ParseError, Sample
 
 TOOL = "ping"
-_HEADER = re.compile(r"^PING\s+(?P<name>\S+)\s+\((?P<address>[^)]+)\)", re.MULTILINE)
+# iputils, busybox, macOS: "PING name (addr)"; iputils ping6: "PING name(addr)" or "PING name(name (addr))";
+# BSD and macOS ping6: "PING6(56=40+8+8 bytes) source --> destination".
+_HEADER = re.compile(
+    r"^PING\s+(?P<name>[^\s(]+)\s*\((?:[^\s()]+\s+\()?(?P<address>[^\s()]+)\)"
+    r"|^PING6\([^)]*\)\s+\S+\s+-->\s+(?P<target>\S+)",
+    re.MULTILINE,
+)
 _COUNTS = re.compile(
     r"^(?P<sent>\d+) packets transmitted, (?P<received>\d+) (?:packets )?received"
     r"(?:, \+(?P<duplicates>\d+) duplicates)?(?:, \+(?P<corrupted>\d+) corrupted)?"
@@ -20,13 +26,13 @@ _COUNTS = re.compile(
     re.MULTILINE,
 )
 _RTT = re.compile(
-    r"^(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev))? = "
+    r"^(?:rtt|round-trip) min/avg/max(?:/(?:mdev|stddev|std-dev))? = "
     r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<mdev>[\d.]+))? ms",
     re.MULTILINE,
 )
 
 
-@register_parser("ping", accepts=_l("Linux iputils、busybox 或 macOS ping 的统计摘要"))
+@register_parser("ping", accepts=_l("Linux iputils、busybox、macOS 或 FreeBSD 的 ping / ping6 统计摘要"))
 def parse_output(text: str) -> list[Sample]:
     """Loss and min/avg/max/mdev from ping's summary; ParseError when the summary is missing."""
     counts = _COUNTS.search(text)
@@ -34,10 +40,11 @@ def parse_output(text: str) -> list[Sample]:
         raise ParseError(TOOL, _("没有 'packets transmitted' 统计行（输出被截断，或不是 ping 的输出）"))
     header = _HEADER.search(text)
     metadata = {
-        "destination": header["name"] if header else None,
-        "address": header["address"] if header else None,
+        "destination": (header["name"] or header["target"]) if header else None,
+        "address": (header["address"] or header["target"]) if header else None,
         "packets_transmitted": int(counts["sent"]),
         "packets_received": int(counts["received"]),
+        "duplicates": int(counts["duplicates"] or 0),
         "errors": int(counts["errors"] or 0),
     }
     sent = int(counts["sent"])
