@@ -2,7 +2,10 @@
 probe that runs perftest between a target and its peer.
 
 perftest prints bandwidth in MB/sec (2^20 bytes) by default and in Gb/sec with --report_gbits; both become
-Gbit/s here, so a measured RDMA rate reads like the intranet Gbps of an offer.
+Gbit/s here, so a measured RDMA rate reads like the intranet Gbps of an offer. Older perftest (OFED 1.5 to
+2.x) prints no MsgRate column and fewer latency columns; settings aligned with tabs or, once pasted, with
+spaces are both read, and perftest's own warnings between the header and the rows ("Conflicting CPU
+frequency values detected") are kept as metadata instead of being read as rows.
 """
 
 from __future__ import annotations
@@ -25,15 +28,19 @@ _SPEED = re.compile(r"(?P<gbps>[\d.]+)\s*Gbps")
 _WIDTH = re.compile(r"(?P<lanes>\d+)X")
 _BW_HEADER = re.compile(
     r"#bytes\s+#iterations\s+BW peak\[(?P<unit>MB|Gb)/sec\]\s+BW average\[(?:MB|Gb)/sec\]"
+    r"(?P<rate>[ \t]+MsgRate\[Mpps\])?"
 )
-_LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\]")
+_LAT_HEADER = re.compile(r"#bytes\s+#iterations\s+t_min\[usec\].*$", re.MULTILINE)
+_LAT_COLUMN = re.compile(r"\b(t_[a-z]+)\[usec\]|\b(99(?:\.9)?)% percentile\[usec\]")
 _TITLE = re.compile(r"^\s*(?P<title>\S.*\b(?:BW|Latency) Test)\s*$", re.MULTILINE)
 _SETTING = re.compile(
-    r"^\s*(?P<key>Device|Link type|Transport type|Connection type|Mtu)\s*:\s*(?P<value>[^\t]+?)\s*$"
+    r"^\s*(?P<key>Device|Link type|Transport type|Connection type|Mtu|Number of qps)\s*:\s*(?P<value>.+?)\s*$"
 )
+# Two settings share a line, parted by tabs as perftest prints them or by spaces once pasted.
+_SETTINGS_APART = re.compile(r"\t+|\s{2,}(?=[A-Za-z][\w .*'-]*?\s*:)")
+MAX_WARNINGS = 5
 MB_PER_SEC_TO_GBIT = 2**20 * 8 / 1e9
 RDMA_FIGURE = "rdma_gbps"  # measured RDMA Gbit/s, the counterpart of an offer's rdma_gbps claim
-LATENCY_COLUMNS = ("t_min", "t_max", "t_typical", "t_avg", "t_stdev", "p99", "p99.9")
 
 
 def _ports(block: str, device: str) -> list[dict[str, Any]]:
@@ -94,7 +101,7 @@ def parse_devinfo(text: str) -> list[Sample]:
 def _settings(text: str) -> dict[str, Any]:
     settings: dict[str, Any] = {}
     for line in text.splitlines():
-        for part in line.split("\t"):
+        for part in _SETTINGS_APART.split(line):
             found = _SETTING.match(part)
             if found:
                 settings[found["key"].lower().replace(" ", "_")] = found["value"]
@@ -121,13 +128,25 @@ def _numbers(line: str, count: int, tool: str) -> list[float]:
         raise ParseError(tool, _("结果行 %(row)s 不全是数字", row=repr(line.strip()))) from None
 
 
-def _rows_after(text: str, header: re.Match) -> list[str]:
-    rows = []
+def _rows_after(text: str, header: re.Match) -> tuple[list[str], list[str]]:
+    """The result rows under `header`, and perftest's warning lines among them (distinct, the first few)."""
+    rows: list[str] = []
+    warnings: list[str] = []
     for line in text[header.end() :].splitlines()[1:]:
-        if line.strip().startswith("---") or not line.strip():
+        cells = line.split()
+        if not cells or cells[0].startswith("---"):
             break
-        rows.append(line)
-    return rows
+        if cells[0][0].isdigit():
+            rows.append(line)
+        elif line.strip() not in warnings and len(warnings) < MAX_WARNINGS:
+            warnings.append(line.strip())
+    return rows, warnings
+
+
+def _latency_columns(header: re.Match) -> list[str]:
+    """The latency columns the header names: t_min, t_max, t_typical (all versions), then t_avg, t_stdev,
+    p99 and p99.9 where perftest prints them."""
+    return [name or f"p{percentile}" for name, percentile in _LAT_COLUMN.findall(header.group())]
 
 
 @register_parser("perftest", accepts=_l("ib_write_bw / ib_read_bw / ib_send_bw 或 *_lat 的输出（perftest）"))
@@ -144,19 +163,25 @@ def parse_perftest(text: str) -> list[Sample]:
     samples: list[Sample] = []
     if bandwidth is not None:
         scale = 1.0 if bandwidth["unit"] == "Gb" else MB_PER_SEC_TO_GBIT
-        for line in _rows_after(text, bandwidth):
-            size, _iterations, peak, average, rate = _numbers(line, 5, tool)
-            extra = {**metadata, "message_bytes": int(size), "message_rate_mpps": rate}
-            samples.append(Sample("rdma_bw_peak", peak * scale, "Gbit/s", dict(extra)))
+        rows, warnings = _rows_after(text, bandwidth)
+        metadata |= {"warnings": warnings} if warnings else {}
+        for line in rows:
+            size, _iterations, peak, average, *rate = _numbers(line, 5 if bandwidth["rate"] else 4, tool)
+            extra = {**metadata, "message_bytes": int(size), "message_rate_mpps": rate[0] if rate else None}
+            if peak or not average:  # with -D perftest prints a peak of 0.00: not measured
+                samples.append(Sample("rdma_bw_peak", peak * scale, "Gbit/s", dict(extra)))
             samples.append(Sample("rdma_bw", average * scale, "Gbit/s", dict(extra)))
         best = max((s for s in samples if s.metric == "rdma_bw"), key=lambda s: float(s.value), default=None)
         if best is not None:  # the figure an offer's RDMA claim is held against: best average of any size
             samples.append(Sample(RDMA_FIGURE, best.value, "Gbit/s", dict(best.metadata)))
     else:
-        for line in _rows_after(text, latency):
-            values = _numbers(line, 2 + len(LATENCY_COLUMNS), tool)
+        columns = _latency_columns(latency)
+        rows, warnings = _rows_after(text, latency)
+        metadata |= {"warnings": warnings} if warnings else {}
+        for line in rows:
+            values = _numbers(line, 2 + len(columns), tool)
             extra = {**metadata, "message_bytes": int(values[0])}
-            for name, value in zip(LATENCY_COLUMNS, values[2:], strict=True):
+            for name, value in zip(columns, values[2:], strict=True):
                 samples.append(Sample(f"rdma_latency_{name.replace('.', '_')}", value, "us", dict(extra)))
     if not samples:
         raise ParseError(tool, _("结果表没有数据行（测试没有完成？）"))
