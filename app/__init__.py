@@ -141,6 +141,10 @@ def create_app(
         PAGE_SIZE=settings.page_size,
     )
     app.config.update(overrides)
+    if settings.proxy_hops:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.proxy_hops)  # type: ignore[method-assign]
 
     from app import cli, db, guards
 

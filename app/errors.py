@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from flask import Flask, jsonify, make_response, render_template, request
+import sqlalchemy as sa
+from flask import Flask, g, jsonify, make_response, render_template, request
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_wtf.csrf import CSRFError
@@ -87,9 +88,21 @@ def _unexpected(exc: Exception) -> Any:
     return error_response(500, [{"field": "", "message": str(MESSAGES[500])}])
 
 
+def _database_unavailable(exc: sa.exc.OperationalError) -> Any:
+    """The database refused (disk full, read-only, connection lost): 503 saying so, never a 500."""
+    logger.error("database unavailable on %s %s: %s", request.method, request.path, exc.orig)
+    if g.get("db_session") is not None:
+        g.db_session.rollback()  # the error page may read (the inbox badge) on a clean transaction
+    message = _("数据库暂时无法读写（可能磁盘已满或连接中断），请稍后再试或告知管理员")
+    response = make_response(error_response(503, [{"field": "", "message": message}]))
+    response.headers["Retry-After"] = "60"
+    return response
+
+
 def init_app(app: Flask) -> None:
     """Register the handlers."""
     app.register_error_handler(Exception, _unexpected)
+    app.register_error_handler(sa.exc.OperationalError, _database_unavailable)
     app.register_error_handler(ServiceError, _service_error)
     app.register_error_handler(CSRFError, _csrf_error)
     app.register_error_handler(HTTPException, _http_error)

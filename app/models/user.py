@@ -1,10 +1,10 @@
 """Accounts and API tokens."""
 
 from datetime import datetime
-from typing import Optional
+from typing import Any, Optional
 
 import sqlalchemy as sa
-from sqlmodel import Field, SQLModel
+from sqlmodel import JSON, Column, Field, SQLModel
 
 from app.models.enums import Role
 from app.models.provider import utcnow
@@ -63,3 +63,22 @@ class LoginFailure(SQLModel, table=True):
     username: str = Field(max_length=60, index=True)
     address: str = Field(max_length=64, index=True)
     failed_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+
+
+class AccountNotice(SQLModel, table=True):
+    """A message to one user about their own account (failed logins on it), shown at the top of the inbox.
+
+    The words are made when shown, from `kind` and `details`, in the reader's language. `dedupe_key` is
+    unique, so workers noticing the same burst at once store one notice.
+    """
+
+    __tablename__ = "account_notice"
+    __table_args__ = (sa.Index("ix_account_notice_user_read", "user_id", "read_at"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="user.id", ondelete="CASCADE")
+    kind: str = Field(max_length=40)
+    dedupe_key: str = Field(max_length=80, unique=True)
+    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    read_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))

@@ -1,20 +1,51 @@
-"""Login throttling per account and per client address, counted in the database so every worker agrees."""
+"""Login throttling, counted in the database so every worker agrees.
+
+Failed logins are stored one row each (account name, client address, time). An attempt is refused (429)
+when, not counting itself:
+
+* this account from this address failed PAIR_LIMIT times within WINDOW (someone guessing one password);
+* this address failed ADDRESS_LIMIT times within WINDOW, on any accounts (one client trying many names);
+* the account failed ACCOUNT_CEILING times within CEILING_WINDOW from all addresses together (guessing
+  spread over many addresses), *and* this address failed on this account within CEILING_WINDOW. An
+  address without a failure on the account is still admitted, so the owner is never locked out by others.
+  Each guessing address then gets one try an hour instead of PAIR_LIMIT every WINDOW.
+
+So failures made elsewhere never keep the owner out: a correct password from an address that has not
+failed on the account is always checked. A good password clears that account's failures from that address
+only, so the owner logging in resets nothing for an attacker elsewhere.
+
+Each attempt is recorded as a failure *before* the password is checked, so parallel attempts in several
+workers see each other and no burst gets past a limit; a refused attempt removes its own row (waiting out a
+lockout does not extend it). The owner hears of a burst in the inbox: once an account collects NOTICE_AFTER
+failures within WINDOW, one notice, and at most one per NOTICE_INTERVAL (app/services/users.py).
+
+The client address is the one Werkzeug sees: behind a reverse proxy set GPUVET_PROXY_HOPS (ProxyFix), or
+every client shares the proxy's address. When the database refuses the write (disk full, read-only, gone),
+`Unavailable` is raised and the login answers 503.
+"""
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
-from sqlmodel import Session, select
+from sqlmodel import Session, col, func, select
 
 from app.localtime import aware
 from app.models import LoginFailure
+from app.services import users
+
+log = logging.getLogger(__name__)
 
 WINDOW = timedelta(minutes=15)
-ACCOUNT_LIMIT = 5  # failed logins per account name within WINDOW
-ADDRESS_LIMIT = 20  # failed logins per client address within WINDOW
+PAIR_LIMIT = 5  # failed logins per account from one address within WINDOW
+ADDRESS_LIMIT = 20  # failed logins per client address, on any accounts, within WINDOW
+CEILING_WINDOW = timedelta(hours=1)
+ACCOUNT_CEILING = 50  # failed logins per account from all addresses within CEILING_WINDOW
+NOTICE_AFTER = PAIR_LIMIT  # failures on an account within WINDOW that make an inbox notice
 
 
 @dataclass(frozen=True)
@@ -33,49 +64,105 @@ class Throttled(Exception):
         super().__init__(f"retry after {retry_after} s")
 
 
+class Unavailable(Exception):
+    """The database refused to record the attempt (disk full, read-only): no password is checked."""
+
+
 def _key(username: str, address: str) -> tuple[str, str]:
     return (username or "").strip()[:60], (address or "-")[:64]
 
 
-def _wait(session: Session, condition: sa.ColumnElement[bool], limit: int, mine: int, now: datetime) -> int:
-    """Seconds until fewer than `limit` other failures match `condition` within the window."""
+def _wait(
+    session: Session,
+    condition: sa.ColumnElement[bool],
+    limit: int,
+    window: timedelta,
+    mine: int,
+    now: datetime,
+) -> int:
+    """Seconds until fewer than `limit` other failures match `condition` within `window` (0: now)."""
     times = session.exec(
         select(LoginFailure.failed_at)
-        .where(condition, LoginFailure.id != mine, LoginFailure.failed_at > now - WINDOW)
-        .order_by(LoginFailure.failed_at.desc())
+        .where(condition, LoginFailure.id != mine, LoginFailure.failed_at > now - window)
+        .order_by(col(LoginFailure.failed_at).desc())
         .limit(limit)
     ).all()
     if len(times) < limit:
         return 0
-    return max(1, math.ceil((aware(times[-1]) + WINDOW - now).total_seconds()))
+    return max(1, math.ceil((aware(times[-1]) + window - now).total_seconds()))
+
+
+def _ceiling_wait(session: Session, attempt: Attempt, mine: int, now: datetime) -> int:
+    """Seconds this address waits under the account's ceiling: 0 when under it or never failed here."""
+    account = LoginFailure.username == attempt.username
+    full = _wait(session, account, ACCOUNT_CEILING, CEILING_WINDOW, mine, now)
+    if not full:
+        return 0
+    own = _wait(session, account & (LoginFailure.address == attempt.address), 1, CEILING_WINDOW, mine, now)
+    return min(full, own)
+
+
+def _record(session: Session, attempt: Attempt, now: datetime) -> int:
+    """Store the attempt as a failure (and drop expired ones); the row's id. Unavailable if it cannot."""
+    try:
+        session.connection().execute(
+            sa.delete(LoginFailure).where(LoginFailure.failed_at <= now - CEILING_WINDOW)
+        )
+        row = LoginFailure(username=attempt.username, address=attempt.address, failed_at=now)
+        session.add(row)
+        session.commit()
+    except sa.exc.OperationalError as exc:
+        session.rollback()
+        log.error("login attempt for %r not recorded: %s", attempt.username, exc.orig)
+        raise Unavailable from exc
+    return row.id
 
 
 def admit(session: Session, *, username: str, address: str) -> Attempt:
-    """Record the attempt as a failure, then raise Throttled when its account or address is over the limit."""
-    # Recording before checking lets parallel attempts in several workers see each other, so no burst gets
-    # past the limit; a refused attempt removes its own row, and a successful login clears the account's.
-    username, address = _key(username, address)
+    """Record the attempt as a failure, then raise Throttled when a limit (see the module) refuses it."""
+    attempt = Attempt(*_key(username, address))
     now = datetime.now(UTC)
-    _forget_old(session, now)
-    row = LoginFailure(username=username, address=address, failed_at=now)
-    session.add(row)
-    session.commit()
+    mine = _record(session, attempt, now)
+    pair = (LoginFailure.username == attempt.username) & (LoginFailure.address == attempt.address)
     wait = max(
-        _wait(session, LoginFailure.username == username, ACCOUNT_LIMIT, row.id, now),
-        _wait(session, LoginFailure.address == address, ADDRESS_LIMIT, row.id, now),
+        _wait(session, pair, PAIR_LIMIT, WINDOW, mine, now),
+        _wait(session, LoginFailure.address == attempt.address, ADDRESS_LIMIT, WINDOW, mine, now),
+        _ceiling_wait(session, attempt, mine, now),
     )
     if wait:
-        session.delete(row)
-        session.commit()
+        _forget(session, LoginFailure.id == mine)
         raise Throttled(wait)
-    return Attempt(username, address)
+    return attempt
 
 
-def _forget_old(session: Session, now: datetime) -> None:
-    session.connection().execute(sa.delete(LoginFailure).where(LoginFailure.failed_at <= now - WINDOW))
+def _forget(session: Session, condition: sa.ColumnElement[bool]) -> None:
+    """Delete the matching failures; a database that refuses is only logged (nothing depends on it)."""
+    try:
+        session.connection().execute(sa.delete(LoginFailure).where(condition))
+        session.commit()
+    except sa.exc.OperationalError as exc:
+        session.rollback()
+        log.warning("login failures not cleared: %s", exc.orig)
 
 
 def succeeded(session: Session, attempt: Attempt) -> None:
-    """A good password: forget the account's failures (the address keeps the failures on other accounts)."""
-    session.connection().execute(sa.delete(LoginFailure).where(LoginFailure.username == attempt.username))
-    session.commit()
+    """A good password: forget this account's failures from this address (others' stay counted)."""
+    _forget(session, (LoginFailure.username == attempt.username) & (LoginFailure.address == attempt.address))
+
+
+def failed(session: Session, attempt: Attempt) -> None:
+    """A wrong password (the attempt stays counted): a burst of them tells the owner."""
+    since = datetime.now(UTC) - WINDOW
+    recent = (LoginFailure.username == attempt.username) & (LoginFailure.failed_at > since)
+    failures, addresses = session.exec(
+        select(func.count(), func.count(sa.distinct(LoginFailure.address))).where(recent)
+    ).one()
+    if failures >= NOTICE_AFTER:
+        users.notify_failed_logins(
+            session,
+            username=attempt.username,
+            failures=failures,
+            addresses=addresses,
+            latest=attempt.address,
+            minutes=int(WINDOW.total_seconds() // 60),
+        )

@@ -1,4 +1,5 @@
-"""Accounts: create users, check passwords, end sessions, issue, list, revoke and resolve API tokens."""
+"""Accounts: create users, check passwords, end sessions, issue, list, revoke and resolve API tokens;
+notices to a user about their own account (failed logins)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ import sqlalchemy as sa
 from flask_babel import gettext as _
 from sqlmodel import Session, select
 
+from app.db import insert_new_rows
 from app.localtime import aware
 from app.models import ApiToken, User
 from app.models.enums import Role
+from app.models.user import AccountNotice
 from app.services import passwords
 from app.services.errors import Conflict, InvalidInput, NotFound
 
@@ -26,6 +29,9 @@ TOKEN_TOUCH_INTERVAL = timedelta(minutes=1)
 # How long the last-use note waits for a database lock before giving up (the request goes on regardless).
 TOUCH_LOCK_WAIT_MS = 100
 MAX_TOKEN_DAYS = 3650
+# At most one notice about failed logins per account within this time (one per burst, not per failure).
+NOTICE_INTERVAL = timedelta(hours=1)
+LOGIN_FAILURES = "login_failures"
 
 
 def _token_hash(token: str) -> str:
@@ -229,3 +235,68 @@ def set_password(session: Session, *, user_id: int, password: str) -> User:
     end_access(session, user)
     session.commit()
     return user
+
+
+def notify_failed_logins(
+    session: Session, *, username: str, failures: int, addresses: int, latest: str, minutes: int
+) -> bool:
+    """Tell the owner of `username` (inbox) of `failures` failed logins within `minutes`.
+
+    At most one notice per NOTICE_INTERVAL. True when a notice was stored; an unknown name, or a database
+    that refuses the write, stores none.
+    """
+    user = session.exec(select(User).where(User.username == username)).first()
+    if user is None:
+        return False
+    now = datetime.now(UTC)
+    recent = select(AccountNotice.id).where(
+        AccountNotice.user_id == user.id,
+        AccountNotice.kind == LOGIN_FAILURES,
+        AccountNotice.created_at > now - NOTICE_INTERVAL,
+    )
+    row = {
+        "user_id": user.id,
+        "kind": LOGIN_FAILURES,
+        "dedupe_key": f"{LOGIN_FAILURES}:{user.id}:{now:%Y%m%d%H}",
+        "details": {
+            "failures": failures,
+            "addresses": addresses,
+            "latest_address": latest,
+            "minutes": minutes,
+        },
+        "created_at": now,
+    }
+    try:
+        if session.exec(recent).first() is not None:
+            return False
+        stored = insert_new_rows(session, AccountNotice.__table__, [row], unique=["dedupe_key"])
+        session.commit()
+    except sa.exc.OperationalError as exc:
+        session.rollback()
+        log.warning("notice about failed logins for %s not stored (%s)", username, exc.orig)
+        return False
+    return bool(stored)
+
+
+def unread_notices(session: Session, user_id: int) -> list[AccountNotice]:
+    """The user's unread account notices, newest first."""
+    query = select(AccountNotice).where(AccountNotice.user_id == user_id, AccountNotice.read_at.is_(None))
+    return list(session.exec(query.order_by(AccountNotice.id.desc())).all())
+
+
+def unread_notice_count(session: Session, user_id: int) -> int:
+    """How many account notices the user has not read."""
+    query = select(sa.func.count()).where(AccountNotice.user_id == user_id, AccountNotice.read_at.is_(None))
+    return session.exec(query).one()
+
+
+def mark_notices_read(session: Session, user_id: int) -> int:
+    """Mark every account notice of the user read; how many changed."""
+    statement = (
+        sa.update(AccountNotice)
+        .where(AccountNotice.user_id == user_id, AccountNotice.read_at.is_(None))
+        .values(read_at=datetime.now(UTC))
+    )
+    changed = session.execute(statement).rowcount
+    session.commit()
+    return changed

@@ -1,4 +1,4 @@
-"""Login (throttled), logout, changing one's own password and the language switch."""
+"""Login (throttled), logout, one's own password, notices about one's own account, the language switch."""
 
 from __future__ import annotations
 
@@ -47,11 +47,22 @@ def login() -> Any:
     return render_template("login.html", username="", next_url=next_url)
 
 
-def _throttled(username: str, next_url: str, retry_after: int) -> Any:
+# Seconds a client is asked to wait when the database cannot record a login attempt.
+UNAVAILABLE_RETRY_S = 60
+
+
+def _throttle_message(retry_after: int) -> str:
     minutes = max(1, math.ceil(retry_after / 60))
-    flash(_("登录失败次数过多，请 %(minutes)s 分钟后再试", minutes=minutes), "danger")
-    page = render_template("login.html", username=username, next_url=next_url)
-    return page, 429, {"Retry-After": str(retry_after)}
+    return _("登录失败次数过多，请 %(minutes)s 分钟后再试", minutes=minutes)
+
+
+def _unavailable_message() -> str:
+    return _("暂时无法登录：服务器写不进数据库（可能磁盘已满），请稍后再试或告知管理员")
+
+
+def _login_page(username: str, next_url: str, message: str, status: int, headers: dict | None = None) -> Any:
+    flash(message, "danger")
+    return render_template("login.html", username=username, next_url=next_url), status, headers or {}
 
 
 def _login_post(username: str, next_url: str) -> Any:
@@ -59,11 +70,15 @@ def _login_post(username: str, next_url: str) -> Any:
     try:
         attempt = login_throttle.admit(db, username=username, address=request.remote_addr or "-")
     except login_throttle.Throttled as exc:
-        return _throttled(username, next_url, exc.retry_after)
+        wait = {"Retry-After": str(exc.retry_after)}
+        return _login_page(username, next_url, _throttle_message(exc.retry_after), 429, wait)
+    except login_throttle.Unavailable:
+        wait = {"Retry-After": str(UNAVAILABLE_RETRY_S)}
+        return _login_page(username, next_url, _unavailable_message(), 503, wait)
     user = users.authenticate(db, username=username, password=request.form.get("password", ""))
     if user is None:
-        flash(_("用户名或密码错误"), "danger")
-        return render_template("login.html", username=username, next_url=next_url), 401
+        login_throttle.failed(db, attempt)
+        return _login_page(username, next_url, _("用户名或密码错误"), 401)
     login_throttle.succeeded(db, attempt)
     lang = session.get("lang")
     session.clear()  # a fresh session on login: nothing carried over from before
@@ -86,10 +101,11 @@ def _current_password_ok(password: str) -> Any:
     try:
         attempt = login_throttle.admit(db, username=current_user.username, address=request.remote_addr or "-")
     except login_throttle.Throttled as exc:
-        minutes = max(1, math.ceil(exc.retry_after / 60))
-        message = _("登录失败次数过多，请 %(minutes)s 分钟后再试", minutes=minutes)
-        return _account_page([message], 429, {"Retry-After": str(exc.retry_after)})
+        return _account_page([_throttle_message(exc.retry_after)], 429, {"Retry-After": str(exc.retry_after)})
+    except login_throttle.Unavailable:
+        return _account_page([_unavailable_message()], 503, {"Retry-After": str(UNAVAILABLE_RETRY_S)})
     if users.authenticate(db, username=current_user.username, password=password) is None:
+        login_throttle.failed(db, attempt)
         return _account_page([_("当前密码不对")], 422)
     login_throttle.succeeded(db, attempt)
     return None
@@ -116,6 +132,14 @@ def account() -> Any:
     remember_session_version(user)  # this session goes on; the others end
     flash(_("密码已修改，其他会话已退出"), "success")
     return redirect(url_for("web.account"))
+
+
+@bp.post("/account/notices/read")
+@login_required
+def account_notices_read() -> Any:
+    """Mark the notices about one's own account read (they sit at the top of the inbox)."""
+    users.mark_notices_read(get_session(), current_user.id)
+    return redirect(url_for("web.inbox"))
 
 
 @bp.post("/logout")

@@ -15,7 +15,7 @@ from app.auth import role_required
 from app.db import get_session
 from app.limits import MAX_ID
 from app.models.enums import Role
-from app.services import notifications
+from app.services import notifications, users
 from app.services.errors import ServiceError
 from app.web import bp
 
@@ -31,7 +31,10 @@ def _inbox_globals() -> dict[str, Any]:
         if not current_user.is_authenticated:
             return 0
         try:
-            return notifications.unread_count(get_session(), current_user.id)
+            session = get_session()
+            return notifications.unread_count(session, current_user.id) + users.unread_notice_count(
+                session, current_user.id
+            )
         except sa.exc.SQLAlchemyError:  # the badge never turns a page into an error page
             logger.warning("inbox unread count failed", exc_info=True)
             get_session().rollback()
@@ -73,6 +76,7 @@ def inbox() -> Any:
         unread_only=unread_only,
         watch_all=settings.watch_all,
         watched=watched,
+        account_notices=users.unread_notices(session, current_user.id),
     )
 
 
