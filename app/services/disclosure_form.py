@@ -261,12 +261,16 @@ def store_files(
     files: Mapping[str, tuple[bytes, str]],
     max_bytes: int,
     *,
+    quota: disclosure_uploads.Quota | None = None,
     address: str = "",
 ) -> None:
     """Check and keep each uploaded file; its field then names the new upload (a refusal goes there)."""
     for key, (data, filename) in files.items():
         try:
             checked = disclosure_uploads.check(data, field=key, max_bytes=max_bytes)
+            upload = disclosure_uploads.store(
+                session, invitation, field=key, filename=filename, checked=checked, quota=quota
+            )
         except InvalidInput as exc:
             state.add(key, exc.errors[0].message)
             invitations.log(
@@ -278,12 +282,11 @@ def store_files(
                 reason=exc.errors[0].message,
             )
             continue
-        upload = disclosure_uploads.store(session, invitation, field=key, filename=filename, checked=checked)
-        state.uploads[upload.id] = upload
         state.values[key] = str(upload.id)
         invitations.log(
             session, invitation, "uploaded", address=address, field=key, upload_id=upload.id, size=upload.size
         )
+    state.uploads = disclosure_uploads.uploads(session, invitation.id)  # replaced files are gone
 
 
 def _now() -> datetime:

@@ -66,7 +66,7 @@ def _invitation(session: Session, token: str) -> Invitation | Response:
 
 
 def _page(token: str, invitation: Invitation, state: disclosure_form.FormState, **extra: Any) -> Response:
-    max_mb = current_app.config["GPUVET_SETTINGS"].disclosure_upload_max_mb
+    settings = current_app.config["GPUVET_SETTINGS"]
     html = render_template(
         "disclosure/form.html",
         token=token,
@@ -75,7 +75,9 @@ def _page(token: str, invitation: Invitation, state: disclosure_form.FormState, 
         sections=SECTIONS,
         row_limit=ROW_LIMIT,
         accept=ACCEPT,
-        max_mb=max_mb,
+        max_mb=settings.disclosure_upload_max_mb,
+        quota_files=settings.disclosure_upload_max_files,
+        quota_mb=settings.disclosure_upload_quota_mb,
         file_suffix=disclosure_form.FILE_SUFFIX,
         lang_next=request.path,
         **extra,
@@ -126,8 +128,12 @@ def disclosure_form_page(token: str) -> Any:
     values = disclosure_form.read_values(request.form)
     state = disclosure_form.FormState(values, disclosure_form.rows_for(values, asked))
     state.uploads = disclosure_uploads.uploads(session, invitation.id)
-    max_bytes = current_app.config["GPUVET_SETTINGS"].disclosure_upload_max_mb * 1024 * 1024
-    disclosure_form.store_files(session, invitation, state, _files(max_bytes), max_bytes, address=address)
+    settings = current_app.config["GPUVET_SETTINGS"]
+    max_bytes = settings.disclosure_upload_max_mb * disclosure_uploads.MB
+    quota = disclosure_uploads.Quota.from_settings(settings)
+    disclosure_form.store_files(
+        session, invitation, state, _files(max_bytes), max_bytes, quota=quota, address=address
+    )
     action = request.form.get("action", "save")
     if action.startswith("add:") and action[4:] in REPEATED:
         state.rows[action[4:]] = min(ROW_LIMIT, state.rows[action[4:]] + 1)

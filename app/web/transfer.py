@@ -17,6 +17,7 @@ from app.auth import has_role, role_required
 from app.db import get_session
 from app.limits import parse_id
 from app.models.enums import Role
+from app.request_files import clean_filename
 from app.services.errors import NotFound
 from app.services.import_jobs import (
     IMPORT_KIND,
@@ -166,22 +167,22 @@ def transfer_import() -> Any:
     chosen = request.form.get("format") or format_for_filename(upload.filename)
     if chosen not in FORMATS:
         return _refused("format", _("无法从文件名判断格式，请选择 JSON 或 CSV"))
-    data = upload.read()
+    data, filename = upload.read(), clean_filename(upload.filename)
     session = get_session()
     if len(data) > _inline_limit():
         job = start_import(
-            session, data=data, filename=upload.filename, format=chosen, dry_run=True, user=current_user
+            session, data=data, filename=filename, format=chosen, dry_run=True, user=current_user
         )
         return redirect(url_for("web.transfer", job=job.id), 303)
     report = import_providers(session, data=data, format=chosen, dry_run=True)
     kept = None
     if report.ok and report.changes:
-        kept = store_upload(session, data=data, filename=upload.filename, format=chosen, user=current_user)
+        kept = store_upload(session, data=data, filename=filename, format=chosen, user=current_user)
     return _page(
         report,
         200 if report.ok else 422,
         dry_run=True,
-        filename=upload.filename,
+        filename=filename,
         upload_id=kept.id if kept else None,
     )
 
