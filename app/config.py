@@ -151,13 +151,6 @@ class Settings(BaseSettings):
     disclosure_upload_quota_mb: int = Field(
         default=100, ge=1, le=10_000, alias="GPUVET_DISCLOSURE_UPLOAD_QUOTA_MB"
     )
-    # What one invitation may keep: files, and megabytes of distinct files (a re-sent file counts once).
-    disclosure_upload_max_files: int = Field(
-        default=40, ge=1, le=500, alias="GPUVET_DISCLOSURE_UPLOAD_MAX_FILES"
-    )
-    disclosure_upload_quota_mb: int = Field(
-        default=100, ge=1, le=10_000, alias="GPUVET_DISCLOSURE_UPLOAD_QUOTA_MB"
-    )
     # Reverse proxies in front of the app that append to X-Forwarded-For (Werkzeug's ProxyFix): the client
     # address (login throttling, disclosure token guesses) is read that many hops back. 0: no proxy, the
     # header is ignored; set it behind nginx, or every client shares the proxy's address.
