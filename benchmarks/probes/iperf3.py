@@ -48,6 +48,7 @@ def parse_output(text: str) -> list[Sample]:
         "protocol": test.get("protocol"),
         "streams": test.get("num_streams"),
         "reverse": bool(test.get("reverse")),
+        "bidirectional": bool(test.get("bidirectional")) or "sum_received_bidir_reverse" in end,
         "duration": test.get("duration"),
         "remote_host": (data["start"].get("connecting_to") or {}).get("host"),
     }
@@ -57,15 +58,24 @@ def parse_output(text: str) -> list[Sample]:
     ]
     if udp:
         samples += _udp_samples(end.get("sum") or end["sum_received"], metadata)
+    if isinstance(end.get("sum_received_bidir_reverse"), dict):  # --bidir (iperf 3.7 on): the other way
+        back = number(end, "sum_received_bidir_reverse", "bits_per_second", tool=TOOL)
+        samples.append(Sample("throughput_reverse", back / 1e6, "Mbit/s", dict(metadata)))
     if "sum_sent" in end:
         sent = number(end, "sum_sent", "bits_per_second", tool=TOOL)
         samples.append(Sample("throughput_sender", sent / 1e6, "Mbit/s", dict(metadata)))
         if "retransmits" in end["sum_sent"]:
             retransmits = number(end, "sum_sent", "retransmits", tool=TOOL)
             samples.append(Sample("retransmits", retransmits, "count", dict(metadata)))
-    intervals = dig(data, "intervals", tool=TOOL, expected=list)
-    for index, interval in enumerate(intervals):
-        total = dig(interval, "sum", tool=TOOL, expected=dict)
+    samples += _interval_samples(dig(data, "intervals", tool=TOOL, expected=list), metadata)
+    return samples
+
+
+def _interval_samples(intervals: list[Any], metadata: dict[str, Any]) -> list[Sample]:
+    """Per-interval throughput of the measured intervals (the -O warm-up ones are marked omitted)."""
+    samples = []
+    totals = [dig(interval, "sum", tool=TOOL, expected=dict) for interval in intervals]
+    for index, total in enumerate(total for total in totals if total.get("omitted") is not True):
         extra = {
             "interval": index,
             "start": number(total, "start", tool=TOOL),
