@@ -131,7 +131,7 @@ def test_fio_2_17_group_reporting_with_two_jobs():
 
 def test_fio_2_1_4_five_jobs_in_five_groups():
     # PerfKitBenchmarker's fio 2.1.4 sample: no total_ios, integer iops, io_bytes in KiB, clat in us
-    samples = fio("fio_2.1.4_four_groups_pkb.json")
+    samples = fio("fio_2.1.4_five_groups_pkb.json")
     assert one(samples, "write_effective_bandwidth", job="sequential_write") == pytest.approx(
         361984 / 1024 / 5.314
     )
