@@ -40,9 +40,17 @@ def _wait_until_serving(base_url: str, process: subprocess.Popen, log: Path) -> 
 
 @contextmanager
 def gunicorn_server(
-    *, database_url: str, instance_path: Path, workers: int = 4, extra_env: dict[str, str] | None = None
+    *,
+    database_url: str,
+    instance_path: Path,
+    workers: int = 4,
+    extra_env: dict[str, str] | None = None,
+    control_socket: bool = False,
 ) -> Iterator[str]:
-    """Run `gunicorn wsgi:app` with `workers` sync workers; yields the base URL, always stops it."""
+    """Run `gunicorn wsgi:app` with `workers` sync workers; yields the base URL, always stops it.
+
+    With `control_socket`, gunicorn opens the one gunicorn.conf.py names (in the instance folder).
+    """
     port = free_port()
     env = {
         **os.environ,
@@ -51,10 +59,10 @@ def gunicorn_server(
         **(extra_env or {}),
     }
     log = instance_path.parent / f"gunicorn-{port}.log"
-    # As scripts/run.sh serves it (gunicorn.conf.py), without the control socket whose default path
-    # every gunicorn on the machine shares.
+    # As scripts/run.sh serves it (gunicorn.conf.py), without a control socket unless asked for.
     command = [
-        sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--no-control-socket",
+        sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py",
+        *(() if control_socket else ("--no-control-socket",)),
         "--workers", str(workers), "--bind", f"127.0.0.1:{port}", "--timeout", "120", "wsgi:app",
     ]  # fmt: skip
     with log.open("wb") as output:
