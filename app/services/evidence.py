@@ -417,12 +417,21 @@ def footer_fact_of(pages: list[Evidence]) -> dict[str, Any]:
     return {
         "ok": True,
         "url": home.url,
+        "manual": _manual_note(home),
         "fetched_at": refs[0]["fetched_at"],
         "evidence": refs,
         "identifiers": list(found.values()),
         "company_name": company[0] if company else None,
         "company_name_evidence": company[1] if company else None,
     }
+
+
+def _manual_note(home: Evidence) -> dict[str, Any] | None:
+    """Who recorded a footer by hand and when they looked (app.services.footer_manual), else None."""
+    manual = (home.extracted or {}).get("manual") if home.method == "MANUAL" else None
+    return (
+        {"by": manual.get("by"), "looked_at": manual.get("looked_at")} if isinstance(manual, dict) else None
+    )
 
 
 @fact_source("footer")

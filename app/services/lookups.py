@@ -135,12 +135,23 @@ def _actor(user: Any) -> tuple[int | None, str]:
 
 
 # ------------------------------------------------------------------------------------------------ input
-def parse_kind(value: Any) -> LookupKind:
-    """The lookup kind, or InvalidInput naming the accepted values."""
+AUTOMATIC_KINDS = (LookupKind.icp, LookupKind.licence)  # the kinds a job can ask the official system
+
+
+def parse_kind(value: Any, *, automatic: bool = False) -> LookupKind:
+    """The lookup kind (`automatic`: one a job can run), or InvalidInput naming the accepted values."""
     try:
-        return LookupKind(str(value))
+        kind = LookupKind(str(value))
     except ValueError:
-        raise InvalidInput(_("查询类型须为 icp（ICP 备案）或 licence（许可证）"), field="kind") from None
+        kind = None
+    if kind is not None and (not automatic or kind in AUTOMATIC_KINDS):
+        return kind
+    if automatic:
+        raise InvalidInput(_("查询类型须为 icp（ICP 备案）或 licence（许可证）"), field="kind")
+    raise InvalidInput(
+        _("查询类型须为 icp（ICP 备案）、licence（许可证）、psb（公安备案）或 certification（认证证书）"),
+        field="kind",
+    )
 
 
 def clean_query(value: Any, provider: Provider) -> str:
@@ -230,7 +241,7 @@ def start_lookup(
     provider = session.get(Provider, provider_id)
     if provider is None:
         raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
-    kind = parse_kind(kind)
+    kind = parse_kind(kind, automatic=True)
     text = clean_query(query, provider)
     if _cooling_down(session, kind, max_failures) is not None:
         minutes = int(COOL_DOWN.total_seconds() // 60)

@@ -37,9 +37,13 @@ MAX_TEXT = 200
 OFFICIAL_SITES = {
     LookupKind.icp: "https://beian.miit.gov.cn/",
     LookupKind.licence: "https://tsm.miit.gov.cn/",
+    LookupKind.psb: "https://beian.mps.gov.cn/",  # 全国互联网安全管理服务平台 (public-security filings)
+    LookupKind.certification: "https://cx.cnca.cn/",  # 认证认可业务信息统一查询平台 (CNCA certificates)
 }
 SCREENSHOT_TYPES = ("image/png", "image/jpeg", "application/pdf")
 LICENCE_STATUSES = ("正常", "撤销", "无效", "吊销", "注销", "过期")
+CERTIFICATE_STATUSES = ("有效", "暂停", "撤销", "注销", "过期")  # as the CNCA register words them
+CERTIFICATE_KINDS = ("iso9001", "iso27001", "dengbao", "other")
 _YES = {"yes", "true", "1", "found", "是", "on"}
 _NO = {"no", "false", "0", "not_found", "否"}
 _LOOKED_AT_FORMATS = ("%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S")
@@ -79,7 +83,7 @@ def _text(values: Mapping[str, Any], name: str) -> str:
     return "" if value is None else unicodedata.normalize("NFC", str(value)).strip()
 
 
-class _Reader:
+class FormReader:
     """Reads and checks the entered values, collecting one error per bad field."""
 
     def __init__(self, values: Mapping[str, Any]) -> None:
@@ -148,7 +152,7 @@ def _parse_moment(value: str) -> datetime | None:
     return parsed.astimezone(UTC)
 
 
-def _icp_record(read: _Reader) -> dict[str, Any]:
+def _icp_record(read: FormReader) -> dict[str, Any]:
     return {
         "unitName": read.text("holder_name", required=True),
         "natureName": read.text("nature", limit=40),
@@ -160,7 +164,7 @@ def _icp_record(read: _Reader) -> dict[str, Any]:
     }
 
 
-def _licence_record(read: _Reader) -> dict[str, Any]:
+def _licence_record(read: FormReader) -> dict[str, Any]:
     status = read.text("status", limit=20) or LICENCE_STATUSES[0]
     if status not in LICENCE_STATUSES:
         read.errors.append(
@@ -183,16 +187,52 @@ def _licence_record(read: _Reader) -> dict[str, Any]:
     return miit_licence.parse_record(row).to_dict()
 
 
+def _psb_record(read: FormReader) -> dict[str, Any]:
+    return {
+        "recordNo": read.text("number", required=True, limit=100),
+        "unitName": read.text("holder_name", required=True),
+        "siteName": read.text("items"),
+        "domain": read.text("domain"),
+    }
+
+
+def _choice(read: FormReader, name: str, choices: tuple[str, ...]) -> str:
+    value = read.text(name, limit=40) or choices[0]
+    if value not in choices:
+        read.errors.append(FieldError(name, _("取值无效，可选：%(expected)s", expected="、".join(choices))))
+    return value
+
+
+def _certification_record(read: FormReader) -> dict[str, Any]:
+    expires = read.day("expiry_date")
+    return {
+        "number": read.text("number", required=True, limit=100),
+        "kind": _choice(read, "certificate_kind", CERTIFICATE_KINDS),
+        "holder": read.text("holder_name", required=True),
+        "status": _choice(read, "status", CERTIFICATE_STATUSES),
+        "scope": read.text("items", limit=1000),
+        "expiryDate": expires.isoformat() if expires else None,
+    }
+
+
+RECORD_READERS = {
+    LookupKind.icp: _icp_record,
+    LookupKind.licence: _licence_record,
+    LookupKind.psb: _psb_record,
+    LookupKind.certification: _certification_record,
+}
+
+
 def read_entry(
     values: Mapping[str, Any], kind: LookupKind, provider: Provider, now: datetime
 ) -> dict[str, Any]:
     """The entered result as stored (query, found, record, looked_at, note), or InvalidInput per bad field."""
-    read = _Reader(values)
+    read = FormReader(values)
     query = read.text("query") or provider.legal_name
     found = read.found()
     record = None
     if found:
-        record = _icp_record(read) if kind == LookupKind.icp else _licence_record(read)
+        record = RECORD_READERS[kind](read)
     looked_at = read.looked_at(now)
     note = read.text("note", limit=MAX_NOTE)
     if read.errors:
@@ -304,8 +344,14 @@ def _audit_entry(lookup: Lookup, evidence: Evidence, actor_id: int | None, actor
         "kind": [None, str(lookup.kind)],
         "query": [None, lookup.query],
         "found": [None, manual["found"]],
-        "holder_name": [None, record.get("unitName") or record.get("companyName")],
-        "number": [None, record.get("mainLicence") or record.get("licenceNo")],
+        "holder_name": [None, record.get("unitName") or record.get("companyName") or record.get("holder")],
+        "number": [
+            None,
+            record.get("mainLicence")
+            or record.get("licenceNo")
+            or record.get("recordNo")
+            or record.get("number"),
+        ],
         "looked_at": [None, manual["looked_at"]],
         "note": [None, manual["note"]],
         "evidence_id": [None, evidence.id],

@@ -418,6 +418,20 @@ def _certification_item(
         zh, en = MISSING_TEXT["by_hand"]
         return ItemVerification(subject, "certification", name, UNVERIFIED, zh, en)
     at, by = _manual_by(lookup)
+    status = str(record.get("status") or "")
+    if status and status != "有效":
+        return ItemVerification(
+            subject,
+            "certification",
+            name,
+            CONTRADICTED,
+            f"认证查询 #{lookup.id} 显示该证书状态为“{status}”",
+            f"certificate lookup #{lookup.id} shows this certificate as “{status}”",
+            at=at,
+            by=by,
+            lookup_id=lookup.id,
+            evidence_id=lookup.result_evidence_id,
+        )
     return ItemVerification(
         subject,
         "certification",

@@ -26,7 +26,9 @@ from app.models import Provider
 from app.models.enums import Role
 from app.models.evidence import Evidence
 from app.models.jobs import Job, JobState
+from app.request_files import uploaded_file
 from app.services import evidence as service
+from app.services import footer_manual, manual_lookups
 from app.services import providers as provider_service
 from app.services.errors import InvalidInput, NotFound
 from app.web import bp, labels
@@ -280,6 +282,54 @@ def provider_footer_scrape(provider_id: int) -> Any:
     else:
         flash(_("已开始抓取官网页脚"), "success")
     return redirect(request.form.get("next") or url_for("web.provider_evidence", provider_id=provider_id))
+
+
+def _render_footer_manual(
+    provider: Provider, form: Any, errors: dict[str, str] | None = None, status: int = 200
+):
+    html = render_template(
+        "evidence/footer_manual.html",
+        provider=provider,
+        form=form,
+        errors=errors or {},
+        max_mb=manual_lookups.MAX_SCREENSHOT_BYTES // (1024 * 1024),
+        max_text=footer_manual.MAX_FOOTER_TEXT,
+        zone=manual_lookups.zone_label(),
+    )
+    return html, status
+
+
+@bp.get("/providers/<int:provider_id>/evidence/footer/manual")
+@role_required(Role.analyst)
+def footer_manual_form(provider_id: int) -> Any:
+    """The form to record by hand what the provider's website footer shows, with a screenshot."""
+    provider = provider_service.get_provider(get_session(), provider_id=provider_id)
+    form = {"url": provider.website or "", "looked_at": manual_lookups.local_now_text()}
+    return _render_footer_manual(provider, form)
+
+
+@bp.post("/providers/<int:provider_id>/evidence/footer/manual")
+@role_required(Role.analyst)
+def footer_manual_record(provider_id: int) -> Any:
+    """Store the footer text and screenshot as the latest footer evidence; the check re-runs on it."""
+    session = get_session()
+    provider = provider_service.get_provider(session, provider_id=provider_id)
+    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
+    try:
+        footer_manual.record_footer(
+            session,
+            provider_id=provider_id,
+            values=request.form,
+            screenshot=data or b"",
+            filename=filename,
+            user=current_user,
+        )
+    except InvalidInput as exc:
+        session.rollback()
+        errors = {error.field: error.message for error in exc.errors}
+        return _render_footer_manual(provider, request.form, errors, exc.status)
+    flash(_("已记录页脚，截图已存为证据"), "success")
+    return redirect(url_for("web.provider_credentials", provider_id=provider_id))
 
 
 def _preview(evidence: Evidence) -> dict[str, Any]:

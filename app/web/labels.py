@@ -32,6 +32,14 @@ LICENCE_STATUS = {
     "过期": _l("过期"),
 }
 
+CERTIFICATE_STATUS = {
+    "有效": _l("有效"),
+    "暂停": _l("暂停"),
+    "撤销": _l("撤销"),
+    "注销": _l("注销"),
+    "过期": _l("过期"),
+}
+
 FILING_KIND = {
     "icp_filing": _l("ICP 备案"),
     "icp_licence": _l("ICP 证"),
@@ -129,6 +137,7 @@ ENTITY = {
     "export_record": _l("报告导出"),
     "invitation": _l("尽调问卷"),
     "lookup": _l("官方查询"),
+    "footer_record": _l("人工记录的网站页脚"),
     "provider_watch": _l("关注"),
     "notify_settings": _l("通知设置"),
     "webhook": _l("回调地址"),
@@ -152,6 +161,9 @@ FIELD = {
     "found": _l("查到记录"),
     "holder_name": _l("持有人名称"),
     "looked_at": _l("查看时间"),
+    # website footer recorded by hand (app/services/footer_manual.py, audit trail)
+    "url": _l("网址"),
+    "numbers": _l("页脚上的号码"),
     "evidence_id": _l("证据编号"),
     "note": _l("备注"),
     "sha256": "SHA-256",
@@ -365,6 +377,7 @@ UNIT = {"GPUs": _l("块"), "samples": _l("次"), "cv": _l("变异系数"), "us":
 GROUPS: dict[str, dict[str, Any]] = {
     "provider_status": PROVIDER_STATUS,
     "licence_status": LICENCE_STATUS,
+    "certificate_status": CERTIFICATE_STATUS,
     "filing_kind": FILING_KIND,
     "identifier_kind": IDENTIFIER_KIND,
     "certification_kind": CERTIFICATION_KIND,

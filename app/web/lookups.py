@@ -47,7 +47,12 @@ STATE_COLOURS = {
     LookupState.failed: "danger",
     LookupState.manual: "warning",
 }
-KIND_LABELS = {LookupKind.icp: _l("ICP 备案查询"), LookupKind.licence: _l("增值电信许可证查询")}
+KIND_LABELS = {
+    LookupKind.icp: _l("ICP 备案查询"),
+    LookupKind.licence: _l("增值电信许可证查询"),
+    LookupKind.psb: _l("公安备案查询"),
+    LookupKind.certification: _l("认证证书查询"),
+}
 ICP_COLUMNS = ("unitName", "natureName", "mainLicence", "serviceLicence", "domain", "updateRecordTime")
 ICP_MANUAL_COLUMNS = ("unitName", "natureName", "mainLicence", "siteName", "domain")
 LICENCE_COLUMNS = (
@@ -59,6 +64,8 @@ LICENCE_COLUMNS = (
     "issueDate",
     "expiryDate",
 )
+PSB_COLUMNS = ("unitName", "recordNo", "siteName", "domain")
+CERTIFICATE_COLUMNS = ("holder", "number", "kind", "status", "scope", "expiryDate")
 # Column headings of the records the official systems return (their API field names).
 COLUMN_LABELS = {
     "unitName": _l("主办单位"),
@@ -75,6 +82,11 @@ COLUMN_LABELS = {
     "coverage": _l("覆盖范围"),
     "issueDate": _l("发证日期"),
     "expiryDate": _l("有效期至"),
+    "recordNo": _l("公安备案号"),
+    "holder": _l("获证组织名称"),
+    "number": _l("证书编号"),
+    "kind": _l("认证类型"),
+    "scope": _l("认证范围"),
 }
 
 
@@ -99,6 +111,8 @@ def _view_globals() -> dict[str, Any]:
         "icp_columns": ICP_COLUMNS,
         "licence_columns": LICENCE_COLUMNS,
         "icp_manual_columns": ICP_MANUAL_COLUMNS,
+        "psb_columns": PSB_COLUMNS,
+        "certificate_columns": CERTIFICATE_COLUMNS,
         "column_labels": COLUMN_LABELS,
         "lookup_message": service.message_text,
         "manual_info": manual_lookups.manual_info,
@@ -240,6 +254,8 @@ def _render_manual(
         form=form,
         errors=errors or {},
         statuses=manual_lookups.LICENCE_STATUSES,
+        certificate_statuses=manual_lookups.CERTIFICATE_STATUSES,
+        certificate_kinds=manual_lookups.CERTIFICATE_KINDS,
         max_mb=manual_lookups.MAX_SCREENSHOT_BYTES // (1024 * 1024),
         zone=manual_lookups.zone_label(),
         **_view_globals(),
@@ -259,11 +275,12 @@ def _replaced(session: Session, value: Any, provider_id: int) -> Lookup | None:
 @bp.get("/providers/<int:provider_id>/lookups/manual")
 @role_required(Role.analyst)
 def lookup_manual_form(provider_id: int) -> Any:
-    """The form to record by hand what the official site showed (?kind=icp|licence, ?replaces=<failed id>)."""
+    """The form to record by hand what an official site showed (?kind=icp|licence|psb|certification,
+    ?replaces=<failed id>)."""
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=provider_id)
     kind = request.args.get("kind", "")
-    if kind not in (LookupKind.icp, LookupKind.licence):
+    if kind not in set(LookupKind):
         kind = LookupKind.icp.value
     lookup = _replaced(session, request.args.get("replaces"), provider_id)
     return _render_manual(provider, kind, _manual_form(kind, lookup, provider))

@@ -348,11 +348,12 @@ def test_the_report_marks_findings_from_a_manual_lookup(lookup_app, session, pro
     assert "recorded by hand by analyst1 on 2026-11-30 10:15 UTC+8" in en and "人工记录" not in en
 
 
-def test_a_manual_lookup_counts_as_looked_up_in_the_verdict(lookup_app, session, provider, analyst):
+def test_a_manual_lookup_counts_as_looked_up_for_the_numbers_it_lists(lookup_app, session, provider, analyst):
     from app.services.verdicts import verdict_of
 
     with lookup_app.test_request_context():
         assert "lookup" in verdict_of(session, provider.id).unverified
+        # a licence lookup says nothing about the ICP filing: it stays unverified (issue 24)
         manual_lookups.record_manual(
             session,
             provider_id=provider.id,
@@ -361,7 +362,25 @@ def test_a_manual_lookup_counts_as_looked_up_in_the_verdict(lookup_app, session,
             screenshot=png_bytes(),
             user=analyst,
         )
-        assert "lookup" not in verdict_of(session, provider.id).unverified
+        assert "lookup" in verdict_of(session, provider.id).unverified
+        manual_lookups.record_manual(
+            session,
+            provider_id=provider.id,
+            kind="icp",
+            values={
+                "found": "yes",
+                "holder_name": LEGAL_NAME,
+                "number": "京ICP备19012345号",
+                "nature": "企业",
+                "looked_at": LOOKED_AT,
+            },
+            screenshot=png_bytes(),
+            user=analyst,
+        )
+        verdict = verdict_of(session, provider.id)
+        assert "lookup" not in verdict.unverified
+        (filing,) = [item for item in verdict.items if item.kind == "icp_filing"]
+        assert filing.status == "verified_by_hand" and filing.by == "analyst1"
 
 
 def test_a_nul_character_is_a_field_error_not_a_database_error(lookup_app, login, session, provider):
