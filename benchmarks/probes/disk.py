@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
+from jc.parsers import lsblk as jc_lsblk
 
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object
@@ -35,6 +37,7 @@ VIRTUAL_MODELS = re.compile(
 NETWORK_BLOCK_TRANSPORTS = {"iscsi", "fc", "nvme-of", "rdma"}
 NETWORK_BLOCK_NAMES = re.compile(r"^(nbd|rbd|drbd)\d+")
 VIRTUAL_NAMES = re.compile(r"^(vd[a-z]+|xvd[a-z]+)$")
+TREE_CHILD = re.compile(r"^[\s|`├└│]")  # table lines under a disk: its partitions, holders, extra mounts
 # Model strings of common drive families, for lsblk output without ROTA (sysfs models may use _ for spaces).
 SSD_MODELS = re.compile(
     r"ssd|^samsung[ _]mz|^mz-?7|mtfd|^micron_\d|^kingston[ _]s|^ct\d+mx|^sandisk[ _]sd|^intel[ _]ssd", re.I
@@ -105,11 +108,34 @@ def _disks(data: dict[str, Any], tool: str) -> list[dict[str, Any]]:
     return devices
 
 
-@register_parser("lsblk")
+def _table_disks(text: str) -> list[dict[str, Any]]:
+    """Disk rows of lsblk's plain table (`lsblk -d -o NAME,ROTA,...`), read with jc; partitions left out."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    header = next((index for index, line in enumerate(lines) if line.split()[0] == "NAME"), None)
+    if header is None:
+        raise ParseError("lsblk", _("既不是 lsblk -J 的 JSON，也没有以 NAME 开头的 lsblk 表头"))
+    rows = [lines[header]] + [line for line in lines[header + 1 :] if not TREE_CHILD.match(line)]
+    try:
+        devices = jc_lsblk.parse("\n".join(rows), quiet=True)
+    except Exception as exc:  # jc's table reader raises whatever a malformed table trips over
+        raise ParseError("lsblk", _("lsblk 表格无法读取：%(problem)s", problem=exc)) from exc
+    if not devices:
+        raise ParseError("lsblk", _("lsblk 表格中没有设备行"))
+    return devices
+
+
+def _lsblk_devices(text: str) -> list[dict[str, Any]]:
+    """The disks of lsblk's JSON (-J) or, without JSON, of its plain table."""
+    if text.lstrip().startswith("{") or '"blockdevices"' in text:
+        return _disks(load_json_object(text, "lsblk"), "lsblk")
+    return _table_disks(text)
+
+
+@register_parser("lsblk", accepts=_l("lsblk -d 的 JSON（-J）或表格输出，带不带 ROTA 列均可"))
 def parse_lsblk(text: str) -> list[Sample]:
     """One `block_device` sample per disk: value is its class, metadata the lsblk columns and `decided_by`."""
     samples = []
-    for device in _disks(load_json_object(text, "lsblk"), "lsblk"):
+    for device in _lsblk_devices(text):
         kind, column = disk_class(device)
         samples.append(Sample("block_device", kind, "", {**device, "decided_by": column}))
     return samples

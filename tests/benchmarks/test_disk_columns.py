@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks.probes import parse
 from benchmarks.probes.disk import classify_disk, disk_class
+from benchmarks.sample import ParseError
 from tests.benchmarks.conftest import DATA
 from tests.benchmarks.test_parsers import combined, one
 
@@ -114,3 +115,49 @@ def test_storage_class_reason_names_the_deciding_column():
 def test_recorded_probe_output_still_virtual():
     samples = parse("disk", combined("lsblk_virtio.json", "findmnt_ext4.json"))
     assert one(samples, "storage_class") == "virtual_disk"
+
+
+# ---------------------------------------------------------------- lsblk's plain table (no -J)
+def test_h200_table_without_rota():
+    # real_h200/lsblk_no_rota.txt: `lsblk -d -o NAME,TRAN,MODEL,SIZE,TYPE`, empty TRAN and MODEL cells
+    assert disks("real_h200/lsblk_no_rota.txt") == {
+        "zram0": ("memory", "name"),
+        "vda": ("virtual_disk", "name"),
+        "vdb": ("virtual_disk", "name"),
+    }
+
+
+def test_table_with_rota_and_models_holding_spaces():
+    # `lsblk -d -o NAME,ROTA,TRAN,MODEL,SIZE,TYPE` over the simple-nvme dump: ROTA 0 / 1 / 0
+    samples = parse("lsblk", (DATA / "lsblk_sysroot_simple_nvme.txt").read_text())
+    by_name = {s.metadata["name"]: s for s in samples}
+    assert {name: (s.value, s.metadata["decided_by"]) for name, s in by_name.items()} == {
+        "sda": ("local_ssd", "rota"),
+        "sdb": ("local_hdd", "rota"),
+        "nvme0n1": ("local_nvme", "name"),
+    }
+    assert by_name["sdb"].metadata["model"] == "WDC WD800JD-00MS"
+    assert by_name["sda"].metadata["size"] == "223.6G"
+
+
+def test_default_table_keeps_disks_and_leaves_partitions_out():
+    # real_h200/lsblk_default.txt: plain `lsblk` (MAJ:MIN, RM, RO, MOUNTPOINTS columns, no ROTA)
+    assert set(disks("real_h200/lsblk_default.txt")) == {"zram0", "vda", "vdb"}
+    tree = (
+        "NAME   MAJ:MIN RM  SIZE RO TYPE MOUNTPOINTS\n"
+        "sda      8:0    0  1.8T  0 disk\n"
+        "└─sda1   8:1    0  1.8T  0 part /data\n"
+    )
+    assert set(disks_of(tree)) == {"sda"}
+
+
+@pytest.mark.parametrize("text", ["lsblk: command not found\n", "", "KEY VALUE\nx y\n", "NAME\n"])
+def test_unreadable_tables_are_named(text):
+    with pytest.raises(ParseError) as caught:
+        parse("lsblk", text)
+    assert caught.value.tool == "lsblk"
+
+
+def disks_of(text: str) -> dict[str, str]:
+    """{disk name: class} of lsblk text."""
+    return {s.metadata["name"]: s.value for s in parse("lsblk", text)}
