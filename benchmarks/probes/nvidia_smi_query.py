@@ -24,6 +24,7 @@ _ATTACHED = re.compile(r"^Attached GPUs\s*:", re.MULTILINE)
 _GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+(?:\.[0-7])?)\s*$")
 _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(?:%|MiB|W|MHz|C|x|us|bank\(s\))?$")
 _ENTITY = re.compile(r"<!ENTITY", re.IGNORECASE)
+MAX_XML_DEPTH = 16  # nvidia-smi -q -x nests six levels under <gpu> (supported_clocks, mig_devices)
 # Query fields (the CSV names) and where -q / -q -x print them, oldest layout last where they differ.
 FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "name": ("product name",),
@@ -179,8 +180,10 @@ def _text_gpus(text: str) -> tuple[Fields, list[tuple[str, Fields]]]:
 
 
 # ---------------------------------------------------------------- the XML layout (-q -x)
-def _flatten(element: ElementTree.Element, prefix: str, fields: Fields) -> None:
+def _flatten(element: ElementTree.Element, prefix: str, fields: Fields, depth: int = 1) -> None:
     """Leaf texts of `element` by path; a repeated tag is numbered ("mig device#2")."""
+    if depth > MAX_XML_DEPTH:
+        raise ParseError(TOOL, _("XML 嵌套超过 %(most)s 层：nvidia-smi -q -x 没有这么深", most=MAX_XML_DEPTH))
     seen: dict[str, int] = {}
     for child in element:
         name = _words(child.tag)
@@ -189,7 +192,7 @@ def _flatten(element: ElementTree.Element, prefix: str, fields: Fields) -> None:
             name = f"{name}#{seen[name]}"
         path = f"{prefix}{name}"
         if len(child):
-            _flatten(child, f"{path}/", fields)
+            _flatten(child, f"{path}/", fields, depth + 1)
         else:
             fields.setdefault(path, " ".join((child.text or "").split()))
 

@@ -304,3 +304,10 @@ def test_uncorrected_ecc_errors_in_the_table_reach_the_health_check():
     samples = parse("nvidia-smi", (GPU / "table_470_2xv100.txt").read_text())
     assert one(samples, "gpu_ecc_uncorrected", gpu_index=1) == 2
     assert [c.verdict for c in health(samples)["gpu:1"]] == [Verdict.failed]
+
+
+def test_xml_nested_past_any_nvidia_smi_layout_is_refused():
+    deep = "<nvidia_smi_log><gpu id='0'>" + "<a>" * 5000 + "1" + "</a>" * 5000 + "</gpu></nvidia_smi_log>"
+    with pytest.raises(ParseError) as caught:
+        parse("nvidia-smi", deep)
+    assert "16" in caught.value.reason
