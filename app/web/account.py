@@ -130,7 +130,7 @@ def account() -> Any:
         db.rollback()
         return _account_page([e.message for e in exc.errors], exc.status)
     remember_session_version(user)  # this session goes on; the others end
-    flash(_("密码已修改，其他会话已退出"), "success")
+    flash(_("密码已修改：其他会话已退出，API 令牌已全部吊销"), "success")
     return redirect(url_for("web.account"))
 
 

@@ -67,11 +67,12 @@ def user_create() -> Any:
 @bp.post("/admin/users/<int:user_id>")
 @role_required(Role.admin)
 def user_update(user_id: int) -> Any:
-    """Change role and active flag, or set a new password."""
+    """Change role and active flag, or set a new password (which ends the user's sessions and tokens)."""
     session = get_session()
     try:
         if request.form.get("password"):
-            users.set_password(session, user_id=user_id, password=request.form["password"])
+            user = users.set_password(session, user_id=user_id, password=request.form["password"])
+            done = _("已为 %(name)s 重设密码：其会话已退出，API 令牌已全部吊销", name=user.username)
         else:
             users.update_user(
                 session,
@@ -80,10 +81,11 @@ def user_update(user_id: int) -> Any:
                 active=request.form.get("active") == "true",
                 acting_id=current_user.id,
             )
+            done = _("已保存")
     except ServiceError as exc:
         session.rollback()
         return _page([e.as_dict() for e in exc.errors], status=exc.status)
-    flash(_("已保存"), "success")
+    flash(done, "success")
     return redirect(url_for("web.user_list"))
 
 

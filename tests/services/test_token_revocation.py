@@ -42,7 +42,8 @@ def test_changing_ones_own_password_revokes_ones_tokens(app, session, make_user)
     tokens = _tokens_of(app, session, make_user, "ivan")
     other = _tokens_of(app, session, make_user, "olga")
     form = {"current_password": PASSWORD, "new_password": NEW, "confirm_password": NEW}
-    assert _logged_in(app, "ivan").post("/account", data=form).status_code == 302
+    response = _logged_in(app, "ivan").post("/account", data=form, follow_redirects=True)
+    assert "API 令牌已全部吊销" in response.get_data(as_text=True)
     assert [_works(app, token) for token in tokens] == [401, 401]
     assert [_works(app, token) for token in other] == [200, 200]  # only ivan's tokens end
 
@@ -51,7 +52,8 @@ def test_an_admin_reset_on_the_page_revokes_the_users_tokens(app, session, make_
     tokens = _tokens_of(app, session, make_user, "frank")
     admin = login("admin")
     user_id = _user(session, "frank").id
-    assert admin.post(f"/admin/users/{user_id}", data={"password": NEW}).status_code == 302
+    response = admin.post(f"/admin/users/{user_id}", data={"password": NEW}, follow_redirects=True)
+    assert "已为 frank 重设密码：其会话已退出，API 令牌已全部吊销" in response.get_data(as_text=True)
     assert [_works(app, token) for token in tokens] == [401, 401]
     listed = admin.get("/admin/users").get_data(as_text=True)
     assert "revoked" in listed or "已吊销" in listed
