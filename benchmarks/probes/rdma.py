@@ -149,7 +149,13 @@ def _latency_columns(header: re.Match) -> list[str]:
     return [name or f"p{percentile}" for name, percentile in _LAT_COLUMN.findall(header.group())]
 
 
-@register_parser("perftest", accepts=_l("ib_write_bw / ib_read_bw / ib_send_bw 或 *_lat 的输出（perftest）"))
+PERFTEST_LAYOUTS = _l(
+    "perftest 的 ib_write_bw / ib_read_bw / ib_send_bw / ib_atomic_bw 或 *_lat 输出"
+    "（含没有 MsgRate 列的旧版 OFED；设置行用制表符或空格对齐均可）"
+)
+
+
+@register_parser("perftest", accepts=PERFTEST_LAYOUTS)
 def parse_perftest(text: str) -> list[Sample]:
     """Bandwidth rows (peak and average, Gbit/s, per message size) or latency rows (us) of a perftest run.
 
