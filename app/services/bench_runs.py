@@ -28,7 +28,7 @@ from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.services.errors import Conflict, InvalidInput, NotFound, from_validation_error
 from app.services.facts import fact_source
 from app.services.rechecks import recheck
-from app.services.trials import STRICT, address_policy, get_server, ssh_target
+from app.services.trials import STRICT, address_policy, checked_peer_address, get_server, ssh_target
 from benchmarks.compare import Claims, Thresholds, compare
 from benchmarks.params import SuiteParams
 from benchmarks.sample import Sample
@@ -253,8 +253,9 @@ def execute_run(
     try:
         target = ssh_target(server, cipher, policy=policy)
         peer_target = ssh_target(peer, cipher, policy=policy) if peer else None
-        # The peer address is used by the target inside the provider's network, not by gpuvet: unchecked.
-        extra = {"peer_address": server.peer_address} if peer is not None and server.peer_address else {}
+        # The target reaches its peer on the peer address: it follows the policy too (README).
+        peer_address = checked_peer_address(server, policy) if peer is not None else None
+        extra = {"peer_address": peer_address} if peer_address else {}
     except InvalidInput as exc:
         return _refuse_run(session, run, exc)
     params = SuiteParams.model_validate(run.params | extra)

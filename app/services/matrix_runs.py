@@ -27,7 +27,15 @@ from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.services import bench_runs
 from app.services.errors import Conflict, FieldError, InvalidInput, from_validation_error
 from app.services.rechecks import recheck
-from app.services.trials import HOSTNAME, STRICT, address_policy, get_server, ssh_target
+from app.services.trials import (
+    HOSTNAME,
+    STRICT,
+    address_error,
+    address_policy,
+    current_policy,
+    get_server,
+    ssh_target,
+)
 from benchmarks.compare import Claims, compare
 from benchmarks.matrix import CLUSTER_STEPS, MAX_NODES, Node, cluster_steps, pair_step, pairs_of, run_matrix
 from benchmarks.params import SuiteParams
@@ -152,14 +160,31 @@ def _node_names(servers: list[TrialServer]) -> list[str]:
     ]
 
 
-def create_matrix_run(session: Session, *, data: dict[str, Any], user: Any = None) -> BenchRun:
-    """A queued multi-node run (not started): one step row per pair, then one per cluster step."""
+def _check_node_addresses(servers: list[TrialServer], addresses: list[str], policy: AddressPolicy) -> None:
+    """Refuse node addresses the trial address policy refuses (the other nodes connect to them)."""
+    errors = [
+        error
+        for index, (server, address) in enumerate(zip(servers, addresses, strict=True))
+        if (error := address_error(address, server.port, policy, field=f"nodes[{index}].address"))
+    ]
+    if errors:
+        raise InvalidInput(errors)
+
+
+def create_matrix_run(
+    session: Session, *, data: dict[str, Any], user: Any = None, policy: AddressPolicy | None = None
+) -> BenchRun:
+    """A queued multi-node run (not started): one step row per pair, then one per cluster step.
+
+    The node addresses are checked against `policy` (default: the running app's trial address policy).
+    """
     request = _request(data)
     servers = _servers(session, request)
     nodes = [
         {"server_id": server.id, "name": name, "address": _intranet_address(server, node.address, servers)}
         for server, name, node in zip(servers, _node_names(servers), request.nodes, strict=True)
     ]
+    _check_node_addresses(servers, [node["address"] for node in nodes], policy or current_policy())
     suite_params = SuiteParams.model_validate(request.params).model_dump(mode="json", exclude_defaults=True)
     actor_id, actor_name = (
         (user.id, user.username) if user is not None else session.info.get("actor", (None, "system"))
@@ -205,9 +230,11 @@ def _step_rows(run_id: int, nodes: list[dict[str, Any]], cluster: list[str]) -> 
     return rows
 
 
-def start_matrix_run(session: Session, *, data: dict[str, Any], user: Any = None) -> BenchRun:
-    """Create a multi-node run and put it on the job queue."""
-    run = create_matrix_run(session, data=data, user=user)
+def start_matrix_run(
+    session: Session, *, data: dict[str, Any], user: Any = None, policy: AddressPolicy | None = None
+) -> BenchRun:
+    """Create a multi-node run (node addresses checked, see create_matrix_run) and queue it."""
+    run = create_matrix_run(session, data=data, user=user, policy=policy)
     job = enqueue(
         session, kind=MATRIX_KIND, params={"run_id": run.id}, user=user, provider_id=run.provider_id
     )
@@ -293,21 +320,20 @@ def execute_matrix_run(
 ) -> BenchRun:
     """Run a created multi-node run in this process, storing each step as it finishes; returns the run.
 
-    Every server's address is resolved and checked against `policy` first (a refused one fails the run
-    before anything ran); the intranet addresses are used between the nodes only, never by gpuvet.
+    Every server's address and intranet address is checked against `policy` first (a refused one fails
+    the run before anything ran); the intranet addresses are used between the nodes only, never by gpuvet.
     """
     run = bench_runs.get_run(session, run_id=run_id)
     run.state, run.started_at = RunState.running, utcnow()
     session.add(run)
     session.commit()
     try:
+        listed = run_nodes(run)
+        servers = [get_server(session, server_id=node["server_id"]) for node in listed]
+        _check_node_addresses(servers, [node["address"] for node in listed], policy)
         nodes = [
-            Node(
-                node["name"],
-                ssh_target(get_server(session, server_id=node["server_id"]), cipher, policy=policy),
-                node["address"],
-            )
-            for node in run_nodes(run)
+            Node(node["name"], ssh_target(server, cipher, policy=policy), node["address"])
+            for node, server in zip(listed, servers, strict=True)
         ]
     except InvalidInput as exc:
         error = "; ".join(f"{item.field}: {item.message}" for item in exc.errors)[:2000]

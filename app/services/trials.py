@@ -54,23 +54,74 @@ def address_policy(settings: Any) -> AddressPolicy:
     return AddressPolicy(allow_cidrs=settings.trial_allow_cidrs)
 
 
+def current_policy() -> AddressPolicy:
+    """The running app's trial address policy (STRICT outside an application context)."""
+    from flask import current_app, has_app_context
+
+    return address_policy(current_app.config["GPUVET_SETTINGS"]) if has_app_context() else STRICT
+
+
 def _refused(message: str) -> str:
     return f"{message} — GPUVET_TRIAL_ALLOW_CIDRS"
 
 
-def check_literal_addresses(server: TrialServer, policy: AddressPolicy) -> None:
-    """Refuse a host that is a non-public IP literal (names are checked on connecting).
+def address_error(value: str | None, port: int, policy: AddressPolicy, *, field: str) -> FieldError | None:
+    """Why `value` (an IP literal, or a name resolved now) is refused, as `field`'s error; None if admitted.
 
-    The peer address is not checked: gpuvet never connects to it. It is the address the target server
-    uses to reach its peer inside the provider's network (usually a private one, e.g. 10.0.0.12).
+    A name that does not resolve is admitted here: the host is resolved and checked again on connecting,
+    and a peer address may be a name only the provider's network knows.
     """
+    if not value:
+        return None
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        try:
+            policy.resolve(value, port)
+        except AddressRefused as exc:
+            return FieldError(field, _refused(exc.message))
+        except ResolveFailed as exc:
+            logger.info("%s %s does not resolve now; checked again when used: %s", field, value, exc.message)
+        return None
+    message = policy.refusal(value, value, port)
+    return None if message is None else FieldError(field, _refused(message))
+
+
+def check_addresses(server: TrialServer, policy: AddressPolicy) -> None:
+    """Refuse a host or peer address that is, or resolves to, an address the policy refuses (fields named).
+
+    The peer address is where the target server reaches its peer (and other nodes reach this server in
+    multi-node runs): it follows the same policy, so an intranet range must be in GPUVET_TRIAL_ALLOW_CIDRS.
+    """
+    errors = [
+        error
+        for value, field in ((server.host, "host"), (server.peer_address, "peer_address"))
+        if (error := address_error(value, server.port, policy, field=field)) is not None
+    ]
+    if errors:
+        raise InvalidInput(errors)
+
+
+def check_address(value: str | None, port: int, policy: AddressPolicy, *, field: str) -> None:
+    """Raise InvalidInput naming `field` when `value` is, or resolves to, an address the policy refuses."""
+    error = address_error(value, port, policy, field=field)
+    if error is not None:
+        raise InvalidInput([error])
+
+
+def check_literal_addresses(server: TrialServer, policy: AddressPolicy) -> None:
+    """Refuse a host that is a non-public IP literal, without resolving anything (before queuing a job)."""
     try:
         ipaddress.ip_address(server.host or "")
     except ValueError:
         return
-    message = policy.refusal(server.host, server.host, server.port)
-    if message is not None:
-        raise InvalidInput(_refused(message), field="host")
+    check_address(server.host, server.port, policy, field="host")
+
+
+def checked_peer_address(server: TrialServer, policy: AddressPolicy) -> str | None:
+    """The server's peer address after checking it against `policy` (InvalidInput naming peer_address)."""
+    check_address(server.peer_address, server.port, policy, field="peer_address")
+    return server.peer_address
 
 
 def resolve_checked(host: str, port: int, policy: AddressPolicy, *, field: str) -> str:
@@ -298,7 +349,7 @@ def create_server(
         created_by_name=getattr(user, "username", None) or session.info.get("actor", (None, "system"))[1],
     )
     with _also_naming(missing):
-        check_literal_addresses(server, policy)
+        check_addresses(server, policy)
     if missing:
         raise InvalidInput(missing)
     _check_links(session, server)
@@ -371,7 +422,7 @@ def update_server(
         server.host_key_fingerprint = server.host_key_type = server.host_key_pinned_at = None
     server.updated_at = utcnow()
     try:
-        check_literal_addresses(server, policy)
+        check_addresses(server, policy)
     except InvalidInput:
         session.rollback()
         raise

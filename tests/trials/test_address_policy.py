@@ -60,11 +60,14 @@ def test_non_public_host_is_refused_by_default_naming_the_field(
     assert session.exec(select(TrialServer)).all() == []
 
 
-def test_a_private_peer_address_is_accepted_because_only_the_target_connects_to_it(
-    session: Session, provider, cipher, trial_server: Sshd
-):
+def test_a_private_peer_address_follows_the_policy_too(session: Session, provider, cipher, trial_server):
     data = server_data(trial_server, host="93.184.216.34", peer_address="10.0.0.12")
-    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    with pytest.raises(InvalidInput) as caught:
+        trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    messages = _messages(caught.value)
+    assert set(messages) == {"peer_address"} and "内网地址" in messages["peer_address"]
+    intranet = AddressPolicy(allow_cidrs=("10.0.0.0/24",))
+    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=intranet)
     assert server.peer_address == "10.0.0.12"
 
 
@@ -99,11 +102,11 @@ def test_allow_listed_cidr_admits_only_what_it_contains(session: Session, provid
 
 
 def test_a_name_resolving_to_loopback_is_refused_before_connecting(
-    session: Session, provider, cipher, trial_server: Sshd, never_connects
+    session: Session, provider, cipher, policy, trial_server: Sshd, never_connects
 ):
-    # "localhost" is a name: saved, but resolved and checked on connecting, and refused there.
+    # "localhost" is a name: resolved and checked when saved, and again on connecting, refused there too.
     data = server_data(trial_server, host="localhost")
-    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher)
+    server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=policy)
     with pytest.raises(InvalidInput) as caught:
         trials.fetch_host_key(server, cipher)
     messages = _messages(caught.value)

@@ -23,7 +23,8 @@ from tests.conftest import missing_tool
 from tests.trials.conftest import server_data, set_trial_allow_cidrs
 
 SHAPED_MBIT = 100
-MANAGEMENT = ("10.200.0.0/16",)  # the mesh nodes' sshd addresses (tests/bench_support/netns.py)
+# The mesh nodes' sshd addresses (tests/bench_support/netns.py) and intranet addresses (cluster.py).
+MANAGEMENT = ("10.200.0.0/16", "10.201.0.0/16")
 
 
 @dataclass
