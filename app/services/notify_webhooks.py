@@ -60,7 +60,8 @@ def signature_matches(secret: str, body: bytes, header: str | None) -> bool:
 def check_webhook_url(url: str, settings: Any) -> str:
     """The URL if it is http(s) and its host resolves only to admitted addresses; InvalidInput otherwise.
 
-    Private and loopback addresses are refused as for scraped websites, unless GPUVET_FETCH_ALLOW_CIDRS /
+    Private and loopback addresses are refused as for scraped websites, also when carried inside an IPv6
+    address (6to4, NAT64, Teredo: scrapers/addresses.py), unless GPUVET_FETCH_ALLOW_CIDRS /
     GPUVET_FETCH_ALLOW_HOSTS admit them. The send itself is checked again (the name may resolve elsewhere).
     """
     url = (url or "").strip()

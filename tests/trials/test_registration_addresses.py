@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 
 import pytest
+from bs4 import BeautifulSoup
 from sqlmodel import Session, select
 
 from app.models.trials import RunState, TrialServer
@@ -244,3 +245,13 @@ def test_the_api_refuses_a_matrix_node_address_with_the_apps_policy(
     response = app.test_client().post("/api/v1/bench-matrix", json=body, headers=token_for("analyst"))
     assert response.status_code == 422  # loopback is allow-listed in these tests, 10.0.0.0/8 is not
     assert [error["field"] for error in response.get_json()["errors"]] == ["nodes[1].address"]
+
+
+def test_the_matrix_page_shows_a_refused_node_address(app, login, session, provider, offer, cipher):
+    first, second = _pinned_pair(session, provider, offer, cipher)
+    form = {"server_id": [str(first), str(second)], f"address_{second}": "2002:a00:8::"}
+    response = login("analyst").post(f"/providers/{provider.id}/trials/matrix", data=form)
+    assert response.status_code == 422
+    page = BeautifulSoup(response.get_data(as_text=True), "html.parser")
+    alert = page.select_one("#matrix-errors").get_text()
+    assert "内嵌 IPv4 地址 10.0.0.8：内网地址" in alert and "GPUVET_TRIAL_ALLOW_CIDRS" in alert
