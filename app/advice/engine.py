@@ -15,6 +15,7 @@ from app.advice.knowledge import assumptions, load
 from app.advice.misses import nearest_misses
 from app.advice.numbers import fmt, tidy
 from app.advice.offer_table import OfferTable
+from app.advice.provider_verdict import VerdictReader, verdicts_for
 from app.advice.ranked import Ranking, RankSlice
 from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict
 from app.advice.requirements import Needs, compute_needs, rtt_between
@@ -30,6 +31,9 @@ class Advice:
     ranked: Ranking
     checklist: list[checklist.Entry]
     faq: list[dict[str, Any]]
+    # Reads the providers' verdicts afresh (app.services.verdicts.verdicts_of on a session); without it the
+    # verdict shown is the level of the latest check run the offers were read with.
+    read_verdicts: VerdictReader | None = None
 
     @property
     def eligible(self) -> RankSlice:
@@ -59,11 +63,19 @@ class Advice:
             },
             "nearest_misses": _linked(nearest_misses(self.ranked, self.needs), step_url),
             "evidence": evidence_used(offers),
-            "offers": offer_dicts(offers, self.needs),
+            "offers": self.offer_dicts(offers),
             "checklist": [entry.to_dict() for entry in self.checklist],
             "faq": self.faq,
             "assumptions": assumption_list(),
         }
+
+    def offer_dicts(self, assessed: list[Assessment]) -> list[dict[str, Any]]:
+        """JSON form of the listed offers, each with its provider's verdict (read once for them all)."""
+        verdicts = verdicts_for((a.offer.provider for a in assessed), self.read_verdicts)
+        out = offer_dicts(assessed, self.needs)
+        for shown, a in zip(out, assessed, strict=True):
+            shown["verdict"] = verdicts[a.offer.provider.id]
+        return out
 
 
 def offer_dicts(assessed: list[Assessment], needs: Needs) -> list[dict[str, Any]]:

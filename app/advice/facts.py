@@ -112,6 +112,7 @@ class CheckFacts:
     link: str | None = None
     label: str = ""
     run_id: int | None = None  # the stored check run
+    verdict: str = ""  # its verdict: pass / needs_review / fail ("" when not known)
 
 
 @dataclass(frozen=True)

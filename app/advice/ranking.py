@@ -40,6 +40,13 @@ from app.advice.knowledge import assumptions, benchmark_thresholds, load
 from app.advice.licensing import Coverage, check_coverage, idc_licences
 from app.advice.numbers import fmt
 from app.advice.offer_table import SOURCE_CODES, OfferTable, combine, factorize
+from app.advice.provider_verdict import (
+    evidence_failure_texts,
+    fails_on_evidence_only,
+    is_evidence_failure,
+    is_licence_failure,
+    licence_failure_texts,
+)
 from app.advice.reasons import Reason, Texts
 from app.advice.requirements import Needs, latency_constants, network_constants, storage_name
 from app.advice.sizing import MonthlyCost, monthly_cost, sync_seconds
@@ -719,15 +726,23 @@ def _licence(scope: Scope, ctx: Context) -> None:
 
 @provider_constraint("findings", columns=("provider.blocker_count",))
 def _findings(scope: Scope, ctx: Context) -> None:
-    for finding in scope.provider.findings:
+    provider = scope.provider
+    for finding in provider.findings:
         # Benchmark findings are about one offer, whose measured figures the ranking weighs itself.
-        if finding.severity == "blocker" and not finding.rule_id.startswith("benchmarks."):
-            scope.exclude(
-                f"finding.{finding.rule_id}",
+        if finding.severity != "blocker" or is_evidence_failure(finding):
+            continue
+        if is_licence_failure(finding):
+            texts = licence_failure_texts(finding.red_flag, finding.message_zh, finding.message_en)  # type: ignore[arg-type]
+        else:
+            texts = (
                 f"资质核查发现阻断问题：{finding.message_zh}",
                 f"the credential check found a blocker: {finding.message_en}",
-                source=VERIFIED,
             )
+        scope.exclude(f"finding.{finding.rule_id}", *texts, source=VERIFIED)
+    if fails_on_evidence_only(provider):
+        failed = [f for f in provider.findings if is_evidence_failure(f)]
+        texts = evidence_failure_texts([f.message_zh for f in failed], [f.message_en for f in failed])
+        scope.marks.append(Reason("verdict.fails_on_evidence", *texts, MEASURED))
 
 
 @provider_constraint(
@@ -868,11 +883,37 @@ INTRANET_COLUMNS = ("rdma_type", "rdma_gbps", "intranet_gbps")  # what _effectiv
 INTRANET_MEASURES = ("rdma_gbps", "intranet_gbps")
 
 
+def intranet_contradiction(offer: OfferFacts, ctx: Context) -> float | None:
+    """Measured / claimed intranet when that fails (below the warn ratio) on an offer whose RDMA figure is
+    only claimed: the claim is contradicted, so the measured intranet counts instead of it."""
+    measurements = offer.measurements
+    if offer.rdma_type == "none" or offer.rdma_gbps is None or not measurements or not offer.intranet_gbps:
+        return None
+    measured = measurements.get("intranet_gbps")
+    if measured is None or measured.source not in (MEASURED, VERIFIED) or "rdma_gbps" in measurements:
+        return None
+    warn_at = _claim_limit(ctx, INTRANET_CLAIM)[3]
+    ratio = float(measured.value) / float(offer.intranet_gbps)
+    return ratio if ratio < warn_at else None
+
+
+def intranet_contradiction_rows(table: OfferTable, ctx: Context) -> np.ndarray:
+    """intranet_contradiction for every offer: whether its claimed RDMA figure is contradicted."""
+    measured, source = table.measured_figure("intranet_gbps")
+    claimed = table.numbers("intranet_gbps")
+    judged = ((source == SOURCE_CODES[MEASURED]) | (source == SOURCE_CODES[VERIFIED])) & (claimed > 0)
+    ratio = np.divide(measured, claimed, out=np.full(table.size, np.nan), where=judged)
+    rdma_claimed = ~table.per_row("rdma_type", lambda kind: kind == "none", dtype=bool)
+    rdma_claimed &= ~np.isnan(table.numbers("rdma_gbps")) & (table.measured_figure("rdma_gbps")[1] < 0)
+    return judged & rdma_claimed & (ratio < _claim_limit(ctx, INTRANET_CLAIM)[3])
+
+
 def _effective_intranet(offer: OfferFacts, ctx: Context) -> tuple[Any, str, float | None, str]:
-    """The intranet figure the job would use (value, source), its effective Gbps and the transport."""
+    """The intranet figure the job would use (value, source), its effective Gbps and the transport; a
+    claimed RDMA figure that a failed intranet measurement contradicts is not used."""
     if offer.rdma_type != "none":
         value, source = best(offer, "rdma_gbps", offer.rdma_gbps)
-        if value is not None:
+        if value is not None and (source != CLAIMED or intranet_contradiction(offer, ctx) is None):
             efficiency = ctx.network["rdma"] if source in (CLAIMED, ASSUMED) else 1.0
             return value, source, value * efficiency, offer.rdma_type
     value, source = best(offer, "intranet_gbps", offer.intranet_gbps)
@@ -891,7 +932,7 @@ def _intranet_rows(table: OfferTable, ctx: Context) -> RowVerdict:
     no_rdma = table.per_row("rdma_type", lambda kind: kind == "none", dtype=bool)
     rdma, rdma_source = best_rows(table, "rdma_gbps", table.numbers("rdma_gbps"))
     tcp, tcp_source = best_rows(table, "intranet_gbps", table.numbers("intranet_gbps"))
-    use_rdma = ~no_rdma & ~np.isnan(rdma)
+    use_rdma = ~no_rdma & ~np.isnan(rdma) & ~intranet_contradiction_rows(table, ctx)
     source = np.where(use_rdma, rdma_source, tcp_source)
     nominal = np.where(use_rdma, ctx.network["rdma"], ctx.network["tcp"])
     rated = (source == CLAIMED_CODE) | (source == SOURCE_CODES[ASSUMED])  # a line rate, not goodput
@@ -1272,6 +1313,7 @@ BELOW_CLAIM: tuple[tuple[str, Callable[[OfferFacts], Any], str], ...] = (
     ("public_mbps", lambda o: o.public_mbps, "bandwidth"),
     ("read_iops", lambda o: o.nominal_iops, "iops"),
 )
+INTRANET_CLAIM = 0  # BELOW_CLAIM's index of the intranet figure
 # The measured figures each criterion rests on (a stale one weighs less in that criterion).
 CRITERION_FIGURES: dict[str, frozenset[str]] = {
     "intranet": frozenset({"intranet_gbps", "rdma_gbps"}),
@@ -1284,6 +1326,7 @@ VERIFY_ITEMS = {
     "write_mb_s": "fio_checkpoint_write",
     "rtt_ms": "ping_users",
     "intranet_gbps": "intranet_iperf3",
+    "rdma_gbps": "rdma_nccl",
 }
 
 
@@ -1305,6 +1348,8 @@ def _evidence_parts() -> list[Part]:
         columns = (*CLAIM_COLUMNS[key], f"m:{key}")
         outcome_of = partial(Outcome.record, check, sets=EVIDENCE_SETS)
         parts.append(Part(columns, outcome_of, partial(_below_claim_rows, index=index)))
+    contradicted = partial(Outcome.record, _rdma_contradicted, sets=EVIDENCE_SETS)
+    parts.append(Part(CONTRADICTION_COLUMNS, contradicted, _rdma_contradicted_rows))
     return parts
 
 
@@ -1322,6 +1367,37 @@ def _evidence(a: Assessment, ctx: Context) -> None:
     _stale(a, ctx)
     for index in range(len(BELOW_CLAIM)):
         _below_claim(a, ctx, index=index)
+    _rdma_contradicted(a, ctx)
+
+
+# What intranet_contradiction reads.
+CONTRADICTION_COLUMNS = ("rdma_type", "rdma_gbps", "intranet_gbps", "m:rdma_gbps", "m:intranet_gbps")
+
+
+def _rdma_contradicted(a: Assessment, ctx: Context) -> None:
+    """Mark a claimed RDMA figure that a failed intranet measurement contradicts: measure RDMA first."""
+    ratio = intranet_contradiction(a.offer, ctx)
+    if ratio is None:
+        return
+    measured = a.offer.measurements["intranet_gbps"]
+    args = (a.offer.rdma_gbps, measured.value, a.offer.intranet_gbps, ratio)
+    reason = Reason("evidence.rdma_contradicted", _contradicted_texts, None, CLAIMED, measured.link, args)
+    a.measure_first("rdma_gbps", reason)
+
+
+def _rdma_contradicted_rows(table: OfferTable, ctx: Context) -> RowVerdict:
+    """_rdma_contradicted for every offer: the offers to measure RDMA on before signing."""
+    return RowVerdict(verify=(("rdma_gbps", intranet_contradiction_rows(table, ctx)),))
+
+
+def _contradicted_texts(rdma: float, measured: float, claimed: float, ratio: float) -> tuple[str, str]:
+    return (
+        f"RDMA {fmt(rdma)} Gbps：服务商声称，已被其他实测否定：签约前请实测 RDMA"
+        f"（内网实测 {fmt(measured)} Gbps，只有声称 {fmt(claimed)} Gbps 的 {ratio:.0%}；该声称不计分）",
+        f"RDMA {fmt(rdma)} Gbps: claimed, contradicted elsewhere: measure RDMA before signing "
+        f"(measured intranet {fmt(measured)} Gbps is only {ratio:.0%} of the claimed {fmt(claimed)} Gbps; "
+        "the claim does not score)",
+    )
 
 
 def _stale(a: Assessment, ctx: Context) -> None:

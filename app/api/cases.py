@@ -33,7 +33,8 @@ class AdvicePublic(BaseModel):
     rtt_table: list[dict[str, Any]]
     summary: dict[str, Any]
     offers: list[dict[str, Any]] = Field(
-        description="排序后的套餐：score、reasons；被排除的带 excluded_because (ranked offers)"
+        description="排序后的套餐：score、reasons、verdict（供应商核查结论与未核实项）；"
+        "被排除的带 excluded_because (ranked offers, each with its provider's verdict)"
     )
     checklist: list[dict[str, Any]]
     faq: list[dict[str, Any]]

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 from itertools import groupby
 from operator import itemgetter
 from typing import Any
@@ -40,6 +41,7 @@ from app.models.watch import ChangeEvent
 from app.services import offer_snapshot
 from app.services.bench_figures import figures_statement, time_reader, typed_value
 from app.services.errors import FieldError, InvalidInput, NotFound
+from app.services.verdicts import verdicts_of
 from app.services.versions import VersionedKind, check_version, commit_versioned
 from benchmarks.gc_pause import without_gc
 
@@ -244,8 +246,9 @@ def _latest_check_ids(providers: Providers = None) -> Any:
 
 
 def _latest_checks(session: Session, providers: Providers = None) -> dict[int, Any]:
-    """Each provider's most recent check run (id, provider, time: no ORM objects), in one statement."""
-    columns = (col(CheckRun.id), col(CheckRun.provider_id), col(CheckRun.created_at))
+    """Each provider's most recent check run (id, provider, time, verdict: no ORM objects), in one
+    statement."""
+    columns = (col(CheckRun.id), col(CheckRun.provider_id), col(CheckRun.created_at), col(CheckRun.verdict))
     statement = sa.select(*columns).where(col(CheckRun.id).in_(_latest_check_ids(providers)))
     return {row.provider_id: row for row in session.connection().execute(statement)}
 
@@ -308,7 +311,11 @@ def _provider_facts(
     current = [c for c in certifications if c.expires_on is None or c.expires_on >= today]
     iso = any(c.kind == CertificationKind.iso27001 for c in current)
     levels = [c.level for c in current if c.kind == CertificationKind.dengbao and c.level]
-    check = CheckFacts(at=stored.created_at, link=link, run_id=stored.id) if stored is not None else None
+    check = (
+        CheckFacts(at=stored.created_at, link=link, run_id=stored.id, verdict=stored.verdict)
+        if stored is not None
+        else None
+    )
     return ProviderFacts(
         id=provider.id,  # type: ignore[arg-type]
         name=provider.legal_name,
@@ -619,7 +626,9 @@ def ticks_of(session: Session, *, case_id: int) -> list[checklist.Tick]:
 def advise_answers(session: Session, *, answers: Answers, today: date | None = None) -> Advice:
     """Advice for answers that are not stored (the CLI, the API's answers check)."""
     today = today or date.today()
-    return advise(answers, offer_snapshot.offer_table(session, today=today), today=today)
+    advice = advise(answers, offer_snapshot.offer_table(session, today=today), today=today)
+    advice.read_verdicts = partial(verdicts_of, session)
+    return advice
 
 
 def advise_case(
@@ -641,7 +650,9 @@ def advise_case(
         )
     today = today or date.today()
     offers = offer_snapshot.offer_table(session, today=today, check_link=check_link, run_link=run_link)
-    return advise(answers_of(case), offers, today=today, ticks=ticks_of(session, case_id=case_id))
+    advice = advise(answers_of(case), offers, today=today, ticks=ticks_of(session, case_id=case_id))
+    advice.read_verdicts = partial(verdicts_of, session)  # afresh: lookups and footers are not in the table
+    return advice
 
 
 def provider_checklist(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import date
+from functools import partial
 
 import pytest
 import sqlalchemy as sa
@@ -17,6 +18,7 @@ from app.models.checks import CheckRun, StoredFinding
 from app.models.registry_version import ROW_ID, RegistryVersion
 from app.models.trials import BenchRun
 from app.services import cases, offer_snapshot
+from app.services.verdicts import verdicts_of
 from tests.cases.test_advice_statements import add_providers, counted
 from tests.cases.test_measured_offers import TODAY, small_model_answers
 
@@ -138,7 +140,7 @@ def test_each_change_advice_reads_moves_the_counter_once_and_the_next_advice_rea
     after = advise(session)
     assert reads == [{_first(session, Provider).id}]  # only the changed provider is read again
     assert after.ranked.table is not before.ranked.table
-    fresh = engine.advise(small_model_answers(0.01), cases.offer_facts(session, today=TODAY), today=TODAY)
+    fresh = _fresh_advice(session)
     assert after.to_dict() == fresh.to_dict()
     if change in (_offer_price, _offer_removed, _datacenter_city):  # these change what the advice says
         assert after.to_dict() != before.to_dict()
@@ -189,7 +191,10 @@ def test_without_the_counter_row_nothing_is_kept(session, kept):
 
 
 def _fresh_advice(session: Session):
-    return engine.advise(small_model_answers(0.01), cases.offer_facts(session, today=TODAY), today=TODAY)
+    """Advice on offers read afresh, the verdicts read as the service reads them."""
+    advice = engine.advise(small_model_answers(0.01), cases.offer_facts(session, today=TODAY), today=TODAY)
+    advice.read_verdicts = partial(verdicts_of, session)
+    return advice
 
 
 def test_a_deleted_a_new_and_a_moved_offer_s_providers_are_read_again(session, kept, reads):
