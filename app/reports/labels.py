@@ -286,6 +286,12 @@ TEXT: dict[str, tuple[str, str]] = {
     "ticked": ("人工勾选", "Ticked by hand"),
     "source_domain": ("行业资料", "domain"),
     "source_assumption": ("假设", "assumption"),
+    # the provider's verdict beside each offer of a case report (issue 24)
+    "offer_verdict": ("核查结论", "Verdict"),
+    "offer_verdict_outdated": ("核查后资料已修改", "the records changed after the check"),
+    "offer_ranked_on_measurements": ("按实测数据排名", "ranked on the measured figures"),
+    "offer_red_flag": ("红旗 {n}", "red flag {n}"),
+    "offer_more_findings": ("另有 {n} 项", "{n} more"),
 }
 
 ANSWER_SECTIONS: dict[str, tuple[str, str]] = {
