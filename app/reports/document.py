@@ -22,6 +22,7 @@ SOURCE_LABELS = {
     "checklist": "src_checklist",
     "changes": "src_changes",
     "disclosure": "src_disclosure",
+    "credit": "src_credit",
 }
 SEVERITY_ORDER = {"blocker": 0, "warning": 1, "info": 2}
 MAX_SERIES_CHARTS = 3  # throughput charts drawn at most (one per measured link)

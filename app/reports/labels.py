@@ -224,6 +224,46 @@ TEXT: dict[str, tuple[str, str]] = {
     "st_empty": ("暂无数据", "No data yet"),
     "st_unavailable": ("功能未启用", "Not available yet"),
     "st_error": ("读取失败", "Could not be read"),
+    # enterprise credit (issue 24): 1.7 of the provider report
+    "src_credit": ("企业信用记录", "Enterprise credit record"),
+    "sec_credit": (
+        "企业信用（工商登记状态与信用记录）",
+        "Enterprise credit (registration status and record)",
+    ),
+    "source_empty_credit": (
+        "尚无企业信用记录：未在国家企业信用信息公示系统、信用中国或中国执行信息公开网核查。",
+        "No enterprise credit record: the company was not looked up on gsxt, Credit China or the court site.",
+    ),
+    "credit_intro": (
+        "每个系统最近一次查看的结果，由分析人员按统一社会信用代码查询后人工记录，截图存为证据。核实状态：{status}。",
+        "The latest look at each system, recorded by hand by an analyst who looked the company up by its "
+        "USCC, with a screenshot kept as evidence. Verification: {status}.",
+    ),
+    "credit_system": ("系统", "System"),
+    "credit_looked": ("查看时间 · 记录人", "Looked at · by"),
+    "credit_findings": ("登记与信用", "Registration and credit"),
+    "credit_gsxt": (
+        "国家企业信用信息公示系统",
+        "gsxt (National Enterprise Credit Information Publicity System)",
+    ),
+    "credit_creditchina": ("信用中国", "Credit China"),
+    "credit_zxgk": ("中国执行信息公开网", "Court enforcement site (zxgk)"),
+    "credit_status": ("登记状态", "Registration status"),
+    "credit_capital": ("注册资本", "Registered capital"),
+    "credit_capital_value": ("{amount} 万{currency}", "{amount} × 10,000 {currency}"),
+    "credit_founded": ("成立日期", "Founded on"),
+    "credit_abnormal": ("经营异常名录", "Abnormal operations list"),
+    "credit_dishonest": ("严重违法失信名单", "Serious illegal and dishonest list"),
+    "credit_listed": ("自 {since} 列入：{reason}", "listed since {since}: {reason}"),
+    "credit_not_listed": ("未列入", "not listed"),
+    "credit_penalties": ("行政处罚", "Administrative penalties"),
+    "credit_enforcements": ("被执行记录", "Enforcement records"),
+    "credit_enforcement_value": (
+        "执行标的 {amount} 元，立案 {date}，{court}",
+        "CNY {amount}, filed {date}, {court}",
+    ),
+    "credit_seen": ("所见内容", "What was seen"),
+    "credit_evidence": ("截图证据 #{id}", "screenshot, evidence #{id}"),
     # case report
     "case": ("选型案例", "Case"),
     "case_value": ("第 {id} 号：{title}", "no. {id}: {title}"),

@@ -223,3 +223,12 @@ def _disclosure(session: Session, provider: Any) -> dict[str, Any] | None:
     from app.services.disclosure_merge import report_declaration
 
     return report_declaration(session, provider_id=provider.id)
+
+
+# ---------------------------------------------------------------- enterprise credit (issue 24)
+@source("credit", module="app.services.credit")
+def _credit(session: Session, provider: Any) -> dict[str, Any] | None:
+    """The latest credit record of each public system, and how far the credit item is verified."""
+    from app.services.credit import report_credit
+
+    return report_credit(session, provider)

@@ -27,7 +27,15 @@ from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.facts import fact_source
 from app.services.manual_lookups import MAX_NOTE, FormReader, check_screenshot
 from app.services.rechecks import recheck
-from app.services.verification import BY_HAND, CONTRADICTED, EXPIRED, UNVERIFIED, VERIFIED, max_age_days
+from app.services.verification import (
+    BY_HAND,
+    CONTRADICTED,
+    EXPIRED,
+    STATUSES,
+    UNVERIFIED,
+    VERIFIED,
+    max_age_days,
+)
 
 PURPOSE = "credit_manual"
 METHOD = "MANUAL"
@@ -442,6 +450,21 @@ def identity_facts(session: Session, provider: Provider) -> dict[str, Any] | Non
         if record.uscc == provider.uscc and (record.registered_capital is not None or record.founded_on):
             return record_dict(record)
     return None
+
+
+def report_credit(session: Session, provider: Provider) -> dict[str, Any] | None:
+    """The provider report's credit block: each system's latest record and the verification, or None."""
+    latest = latest_by_source(session, provider_id=provider.id)
+    if not latest:
+        return None
+    order = list(CreditSource)
+    records = sorted(latest.values(), key=lambda record: order.index(CreditSource(record.source)))
+    verification = credit_verification(session, provider.id)
+    status_zh, status_en = STATUSES[verification["status"]]
+    return {
+        "verification": {**verification, "status_zh": status_zh, "status_en": status_en},
+        "records": [record_dict(record) for record in records],
+    }
 
 
 @fact_source("credit")
