@@ -56,6 +56,13 @@ def _per_gpu(inputs: Inputs, metric: str) -> dict[int, float]:
     return {int(s.metadata.get("gpu_index", 0)): float(s.value) for s in inputs.of(metric)}
 
 
+def _gpu_readings(inputs: Inputs) -> Iterable:
+    """Each GPU's "gpu" sample, then any reading of a GPU (a `nvidia-smi -q -d ...` paste prints no name)."""
+    yield from inputs.of("gpu")
+    for samples in inputs.samples.values():
+        yield from (sample for sample in samples if "gpu_index" in sample.metadata)
+
+
 def _gpu_problems(inputs: Inputs) -> Iterable[tuple[Verdict, str, str, str]]:
     """(verdict, subject, zh, en) for every health problem the nvidia-smi health query shows."""
     width, width_max = _per_gpu(inputs, "gpu_pcie_width"), _per_gpu(inputs, "gpu_pcie_width_max")
@@ -78,7 +85,7 @@ def _gpu_problems(inputs: Inputs) -> Iterable[tuple[Verdict, str, str, str]]:
                 f"GPU {index} has {errors:.0f} uncorrected ECC errors: ask for the card to be replaced",
             )
     seen: set[int] = set()
-    for sample in inputs.of("gpu"):
+    for sample in _gpu_readings(inputs):
         index = int(sample.metadata.get("gpu_index", 0))
         if index in seen:
             continue

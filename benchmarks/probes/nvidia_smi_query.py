@@ -24,6 +24,7 @@ _ATTACHED = re.compile(r"^Attached GPUs\s*:", re.MULTILINE)
 _GPU_HEADER = re.compile(r"^GPU (?P<bus>[0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+(?:\.[0-7])?)\s*$")
 _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(?:%|MiB|W|MHz|C|x|us|bank\(s\))?$")
 _ENTITY = re.compile(r"<!ENTITY", re.IGNORECASE)
+_PSTATE = re.compile(r"^P\d{1,2}$")
 MAX_XML_DEPTH = 16  # nvidia-smi -q -x nests six levels under <gpu> (supported_clocks, mig_devices)
 # Query fields (the CSV names) and where -q / -q -x print them, oldest layout last where they differ.
 FIELD_PATHS: dict[str, tuple[str, ...]] = {
@@ -297,6 +298,8 @@ def _gpu_samples(index: int, bus: str, fields: Fields, common: dict[str, Any]) -
         if value is not None:
             metric, unit = NUMERIC_FIELDS[field]
             samples.append(Sample(metric, value, unit, metadata))
+    if _PSTATE.match(metadata.get("pstate", "")):  # P0 (full speed) .. P12; also what -d PERFORMANCE keeps
+        samples.append(Sample("gpu_performance_state", float(metadata["pstate"][1:]), "", metadata))
     return samples
 
 

@@ -99,8 +99,10 @@ def test_q_with_a_display_selection_gives_only_what_it_prints():
         "gpu_power_limit": 700,
         "gpu_sm_clock": 1440,
         "gpu_sm_clock_max": 1980,
+        "gpu_performance_state": 0,  # P0
     }
     assert samples[0].metadata["clocks_event_reasons.active"] == "0x0000000000000004"
+    assert "software power cap" in health(samples)["gpu:0"][0].reason_en  # no name printed, still checked
 
 
 def test_q_x_of_the_same_machine_reads_like_its_text():
@@ -177,6 +179,9 @@ def test_q_d_page_retirement_of_eight_gpus_names_the_pending_pages():
     assert values(pending, "gpu_retired_pages_double_bit") == [5, 61, 0, 0, 0, 45, 0, 56]
     flagged = {s.metadata["gpu_index"] for s in pending if s.metadata.get("retired_pages.pending") == "Yes"}
     assert flagged == {1, 3, 5, 7}
+    warned = health(pending)
+    assert sorted(warned) == ["gpu:1", "gpu:3", "gpu:5", "gpu:7"]
+    assert all("waiting for retirement" in c.reason_en for found in warned.values() for c in found)
     assert pending[0].metadata["pci.bus_id"] == "00000001:00:00.0"
 
 
@@ -311,3 +316,22 @@ def test_xml_nested_past_any_nvidia_smi_layout_is_refused():
     with pytest.raises(ParseError) as caught:
         parse("nvidia-smi", deep)
     assert "16" in caught.value.reason
+
+
+def test_q_d_ecc_page_retirement_and_row_remapper_of_the_h200():
+    samples = parse("nvidia-smi", (H200 / "q_d_ecc_retire_remap.txt").read_text())
+    assert readings(samples) == {"gpu_ecc_uncorrected": 0, "gpu_ecc_corrected": 0}
+    meta = samples[0].metadata
+    assert meta["ecc.mode.current"] == "Enabled" and meta["remapped_rows.pending"] == "No"
+    assert meta["remapped_rows.failure"] == "No" and meta["retired_pages.pending"] == "N/A"
+    assert meta["not_available"] == ["retired_pages.single_bit_ecc.count", "retired_pages.double_bit.count"]
+
+
+def test_q_d_performance_of_the_idle_h200():
+    samples = parse("nvidia-smi", (H200 / "q_d_perf_idle.txt").read_text())
+    assert readings(samples) == {"gpu_performance_state": 0}  # -d PERFORMANCE: the P-state and the reasons
+    assert samples[0].metadata["clock_reasons_active"] == ["Idle"]
+    assert health(samples) == {}  # Idle is no slowdown; without link or Xid readings nothing else to say
+    assert one(samples, "gpu_count") == 1
+    meta = samples[-1].metadata
+    assert meta["driver_version"] == "580.159.04" and meta["models"] == []
