@@ -65,6 +65,18 @@ class LoginFailure(SQLModel, table=True):
     failed_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
 
 
+class LoginAddress(SQLModel, table=True):
+    """A client address an account logged in from: under the account's ceiling it keeps its own allowance."""
+
+    __tablename__ = "login_address"
+    __table_args__ = (sa.UniqueConstraint("username", "address", name="uq_login_address_username_address"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    username: str = Field(max_length=60)
+    address: str = Field(max_length=64)
+    last_success_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+
+
 class AccountNotice(SQLModel, table=True):
     """A message to one user about their own account (failed logins on it), shown at the top of the inbox.
 

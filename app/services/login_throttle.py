@@ -6,13 +6,15 @@ when, not counting itself:
 * this account from this address failed PAIR_LIMIT times within WINDOW (someone guessing one password);
 * this address failed ADDRESS_LIMIT times within WINDOW, on any accounts (one client trying many names);
 * the account failed ACCOUNT_CEILING times within CEILING_WINDOW from all addresses together (guessing
-  spread over many addresses), *and* this address failed on this account within CEILING_WINDOW. An
-  address without a failure on the account is still admitted, so the owner is never locked out by others.
-  Each guessing address then gets one try an hour instead of PAIR_LIMIT every WINDOW.
+  spread over many addresses), *and* this address failed on this account within CEILING_WINDOW, *and*
+  the account has not logged in from this address within KNOWN_FOR. An address without a failure on the
+  account is still admitted, so the owner is never locked out by others; an address the owner logged in
+  from before keeps the PAIR_LIMIT allowance (typos at home), and each other guessing address gets one
+  try an hour instead of PAIR_LIMIT every WINDOW.
 
 So failures made elsewhere never keep the owner out: a correct password from an address that has not
 failed on the account is always checked. A good password clears that account's failures from that address
-only, so the owner logging in resets nothing for an attacker elsewhere.
+only, so the owner logging in resets nothing for an attacker elsewhere, and notes the address as known.
 
 Each attempt is recorded as a failure *before* the password is checked, so parallel attempts in several
 workers see each other and no burst gets past a limit; a refused attempt removes its own row (waiting out a
@@ -34,8 +36,10 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
 
+from app.db import insert_new_rows
 from app.localtime import aware
 from app.models import LoginFailure
+from app.models.user import LoginAddress
 from app.services import users
 
 log = logging.getLogger(__name__)
@@ -46,6 +50,7 @@ ADDRESS_LIMIT = 20  # failed logins per client address, on any accounts, within 
 CEILING_WINDOW = timedelta(hours=1)
 ACCOUNT_CEILING = 50  # failed logins per account from all addresses within CEILING_WINDOW
 NOTICE_AFTER = PAIR_LIMIT  # failures on an account within WINDOW that make an inbox notice
+KNOWN_FOR = timedelta(days=30)  # an address the account logged in from counts as known this long
 
 
 @dataclass(frozen=True)
@@ -92,11 +97,21 @@ def _wait(
     return max(1, math.ceil((aware(times[-1]) + window - now).total_seconds()))
 
 
+def _known(session: Session, attempt: Attempt, now: datetime) -> bool:
+    """Whether the account logged in from this address within KNOWN_FOR."""
+    found = select(LoginAddress.id).where(
+        LoginAddress.username == attempt.username,
+        LoginAddress.address == attempt.address,
+        LoginAddress.last_success_at > now - KNOWN_FOR,
+    )
+    return session.exec(found).first() is not None
+
+
 def _ceiling_wait(session: Session, attempt: Attempt, mine: int, now: datetime) -> int:
-    """Seconds this address waits under the account's ceiling: 0 when under it or never failed here."""
+    """Seconds this address waits under the account's ceiling: 0 when under it, never failed here or known."""
     account = LoginFailure.username == attempt.username
     full = _wait(session, account, ACCOUNT_CEILING, CEILING_WINDOW, mine, now)
-    if not full:
+    if not full or _known(session, attempt, now):
         return 0
     own = _wait(session, account & (LoginFailure.address == attempt.address), 1, CEILING_WINDOW, mine, now)
     return min(full, own)
@@ -146,8 +161,24 @@ def _forget(session: Session, condition: sa.ColumnElement[bool]) -> None:
 
 
 def succeeded(session: Session, attempt: Attempt) -> None:
-    """A good password: forget this account's failures from this address (others' stay counted)."""
+    """A good password: forget this account's failures from this address (others' stay counted), know it."""
     _forget(session, (LoginFailure.username == attempt.username) & (LoginFailure.address == attempt.address))
+    try:
+        _note_known(session, attempt, datetime.now(UTC))
+    except sa.exc.OperationalError as exc:
+        session.rollback()
+        log.warning("login address not noted: %s", exc.orig)
+
+
+def _note_known(session: Session, attempt: Attempt, now: datetime) -> None:
+    """Store (or refresh) the account's login from this address; forget addresses unused for KNOWN_FOR."""
+    table = LoginAddress.__table__
+    session.execute(sa.delete(table).where(table.c.last_success_at <= now - KNOWN_FOR))
+    mine = (table.c.username == attempt.username) & (table.c.address == attempt.address)
+    if not session.execute(sa.update(table).where(mine).values(last_success_at=now)).rowcount:
+        row = {"username": attempt.username, "address": attempt.address, "last_success_at": now}
+        insert_new_rows(session, table, [row], unique=["username", "address"])
+    session.commit()
 
 
 def failed(session: Session, attempt: Attempt) -> None:

@@ -185,6 +185,36 @@ def test_the_account_ceiling_stops_guessing_addresses_but_not_a_fresh_one(
     assert _fail(_from(app, OWNER), "olga", PASSWORD).status_code == 302
 
 
+def test_under_the_ceiling_an_address_the_owner_logged_in_from_keeps_its_allowance(
+    app, make_user, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(login_throttle, "ACCOUNT_CEILING", 6)
+    make_user("olga", "analyst")
+    owner, other = _from(app, OWNER), _from(app, ELSEWHERE)
+    assert _fail(owner, "olga", PASSWORD).status_code == 302  # OWNER is known from now on
+    for guesser in [_from(app, f"203.0.113.{n}") for n in range(1, 4)]:
+        _fail(guesser, "olga")
+        _fail(guesser, "olga")
+    assert [_fail(owner, "olga").status_code for _ in range(2)] == [401, 401]  # typos at home
+    assert _fail(owner, "olga", PASSWORD).status_code == 302
+    assert [_fail(other, "olga").status_code for _ in range(2)] == [401, 429]  # not known: one try
+
+
+def test_a_login_address_is_known_for_a_while(app, make_user, session, monkeypatch: pytest.MonkeyPatch):
+    from app.models.user import LoginAddress
+
+    make_user("olga", "analyst")
+    _fail(_from(app, OWNER), "olga", PASSWORD)
+    _fail(_from(app, OWNER), "olga", PASSWORD)
+    (known,) = session.exec(select(LoginAddress)).all()
+    assert (known.username, known.address) == ("olga", OWNER)
+    known.last_success_at = known.last_success_at - login_throttle.KNOWN_FOR
+    session.commit()
+    _fail(_from(app, ELSEWHERE), "olga", PASSWORD)  # a later login forgets addresses unused that long
+    session.expire_all()
+    assert {row.address for row in session.exec(select(LoginAddress)).all()} == {ELSEWHERE}
+
+
 def test_the_ceiling_counts_an_hour_of_failures(app, make_user, session, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(login_throttle, "ACCOUNT_CEILING", 6)
     make_user("olga", "analyst")
