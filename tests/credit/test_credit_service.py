@@ -180,3 +180,12 @@ def test_facts_hold_the_latest_record_of_each_system(session, provider, analyst)
         ("gsxt", newer.id),
         ("zxgk", court.id),
     ]
+
+
+def test_deleting_the_provider_removes_its_credit_records(session, provider, analyst):
+    from app.services import providers as provider_service
+
+    _record(session, provider, analyst)
+    provider_service.delete_provider(session, provider_id=provider.id)
+    assert session.exec(select(CreditRecord)).all() == []
+    assert session.exec(select(Evidence)).all() == []
