@@ -23,6 +23,7 @@ from app.services import checks
 from app.services import providers as provider_service
 from app.services.errors import ServiceError
 from app.services.verdicts import verdict_of
+from app.services.verification import max_age_days
 from app.vetting.findings import load_rules
 from app.web import bp
 from app.web.jobs import job_link, job_view
@@ -121,6 +122,7 @@ def provider_credentials(provider_id: int) -> Any:
         run=run,
         latest_id=history[0].id if history else None,
         provider_verdict=verdict_of(session, provider_id),
+        verification_max_age=max_age_days(),
         findings=findings,
         reasons=[finding for finding in findings if finding.severity != "info"],
         history=history,

@@ -15,6 +15,7 @@ from app.models.enums import Role
 from app.services import providers as service
 from app.services.errors import Conflict, FieldError, InvalidInput
 from app.services.verdicts import verdict_of, verdicts_of
+from app.services.verification import by_subject
 from app.vetting.identifiers import identify
 from app.vetting.provinces import PROVINCES
 from app.vetting.subjects import findings_by_record, record_numbers
@@ -135,12 +136,18 @@ def provider_detail(provider_id: int) -> Any:
         "uscc": identify(provider.uscc) if provider.uscc else None,
     }
     verdict = verdict_of(session, provider_id)
+    offer_items: dict[int, list[Any]] = {}
+    for item in verdict.items:
+        if item.kind == "offer":
+            offer_items.setdefault(item.extra["offer_id"], []).append(item)
     return render_template(
         "providers/detail.html",
         provider=provider,
         datacenter_names=datacenter_names,
         checks=checks,
         verdict=verdict,
+        verifications=by_subject(verdict.items),
+        offer_verifications=offer_items,
         record_findings=record_findings(session, provider, verdict.check_run_id),
         history=service.history(session, provider_id=provider_id),
     )
