@@ -147,6 +147,7 @@ RANGES: dict[str, Plausible] = {
     "gpu_xid": Plausible(0, 1_000),  # NVIDIA's Xid codes run below 200
     "gpu_xid_events": COUNTER,
     "gpu_workload_exit_code": Plausible(0, 255),  # a process's exit status is one byte
+    "gpu_performance_state": Plausible(0, 15),  # NVML performance states P0 (full speed) to P15
     # inventory
     "cpu_count": Plausible(1, 8_192),  # Linux's largest NR_CPUS
     "memory_total": HOST_MEMORY_GIB,
