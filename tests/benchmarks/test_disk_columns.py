@@ -30,6 +30,15 @@ def test_h200_virtio_disks_without_rota():
     }
 
 
+def test_h200_all_columns_rota_true_on_virtio_still_decided_by_name():
+    # real_h200/lsblk_full_json.json (`lsblk -J -d -O`): vda and vdb report "rota": true
+    assert disks("real_h200/lsblk_full_json.json") == {
+        "zram0": ("memory", "name"),
+        "vda": ("virtual_disk", "name"),
+        "vdb": ("virtual_disk", "name"),
+    }
+
+
 def test_sata_disks_without_rota_or_tran_are_told_apart_by_model():
     assert disks("lsblk_sysroot_simple_nvme_no_rota.json") == {
         "sda": ("local_ssd", "model"),  # KINGSTON SH103S3
