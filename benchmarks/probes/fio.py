@@ -190,13 +190,20 @@ def _job_samples(clones: list[dict[str, Any]], data: dict[str, Any]) -> list[Sam
     return samples + _fsync_samples(clones, metadata)
 
 
+def _final_report(text: str) -> dict[str, Any]:
+    """fio's last JSON document: with --status-interval it prints an interim one every interval before it."""
+    last = text.rfind('"fio version"')
+    start = text.rfind("{", 0, last) if last > 0 else -1
+    return load_json_object(text[start:] if start >= 0 else text, TOOL)
+
+
 @register_parser("fio", accepts=_l("fio 2.x 或 3.x 的 fio --output-format=json 输出，一个或多个任务"))
 def parse_output(text: str) -> list[Sample]:
     """IOPS, bandwidth (MiB/s), latency percentiles (us) of each job's read and write side (fio 2 and 3).
 
     Rates are bytes or I/Os over the side's runtime, the longest job's where several ran together.
     """
-    data = load_json_object(text, TOOL)
+    data = _final_report(text)
     jobs = dig(data, "jobs", tool=TOOL, expected=list)
     if not jobs:
         raise ParseError(TOOL, _("jobs 列表为空"))

@@ -148,3 +148,11 @@ def test_clones_that_did_io_in_no_time_are_named():
         job["read"]["runtime"] = 0
     with pytest.raises(ParseError, match="randread-4k"):
         parse("fio", json.dumps(data))
+
+
+def test_status_interval_output_is_read_from_its_final_report():
+    # --status-interval=1 prints four whole JSON documents; the first is 677 ms in (iops 15915.805022),
+    # the last is the final report: runtime 3001 ms, total_ios 50053, iops 16678.773742, bw_bytes 68316257
+    samples = fio("fio_status_interval.json")
+    assert one(samples, "read_iops") == pytest.approx(16678.773742)
+    assert one(samples, "read_bandwidth") == pytest.approx(68316257 / MIB)
