@@ -7,6 +7,7 @@ FC, NBD, RBD), network_fs (NFS, Ceph, Lustre, FUSE ...), memory (tmpfs), unknown
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 from flask_babel import gettext as _
@@ -110,7 +111,7 @@ def _disks(data: dict[str, Any], tool: str) -> list[dict[str, Any]]:
 
 def _table_disks(text: str) -> list[dict[str, Any]]:
     """Disk rows of lsblk's plain table (`lsblk -d -o NAME,ROTA,...`), read with jc; partitions left out."""
-    lines = [line for line in text.splitlines() if line.strip()]
+    lines = [line for line in textwrap.dedent(text).splitlines() if line.strip()]
     header = next((index for index, line in enumerate(lines) if line.split()[0] == "NAME"), None)
     if header is None:
         raise ParseError("lsblk", _("既不是 lsblk -J 的 JSON，也没有以 NAME 开头的 lsblk 表头"))

@@ -160,6 +160,12 @@ def test_default_table_keeps_disks_and_leaves_partitions_out():
     assert set(disks_of(tree)) == {"sda"}
 
 
+def test_table_pasted_with_an_indent():
+    table = (DATA / "lsblk_sysroot_simple_nvme.txt").read_text()
+    text = "".join(f"    {line}\n" for line in table.splitlines())
+    assert disks_of(text) == {"sda": "local_ssd", "sdb": "local_hdd", "nvme0n1": "local_nvme"}
+
+
 @pytest.mark.parametrize("text", ["lsblk: command not found\n", "", "KEY VALUE\nx y\n", "NAME\n"])
 def test_unreadable_tables_are_named(text):
     with pytest.raises(ParseError) as caught:
