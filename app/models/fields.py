@@ -21,20 +21,50 @@ _HOST = re.compile(r"^[^\s\x00-\x1f\x7f<>\"'`\\^{}|]+$")
 _WEB_SCHEMES = ("http", "https")
 # NUL and other C0 controls (except tab and newlines) can't be stored by PostgreSQL or mean nothing here.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# What a single-line field never holds: C0 controls (tab, CR, LF, NUL ...), DEL, C1 controls (NEL ...) and the
+# Unicode line and paragraph separators.
+_NOT_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Multi-line text keeps tab, CR and LF; other controls (C0, DEL, C1) are dropped.
+_MULTI_LINE_DROPPED = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
-def blank_to_none(value: Any) -> Any:
-    """Trim text, drop control characters, turn blanks into None and full-width digits into ASCII.
+def blank_to_none(value: Any, *, keep_controls: bool = False) -> Any:
+    """Trim text, turn blanks into None and full-width digits into ASCII; drop control characters unless
+    `keep_controls` (input models keep them for each field's type to judge: SingleLine or MultiLine).
 
     Other text keeps its characters as typed (e.g. the full-width brackets of Chinese company names).
     """
     if isinstance(value, str):
-        value = _CONTROL.sub("", value).strip()
+        value = (value if keep_controls else _CONTROL.sub("", value)).strip()
         folded = unicodedata.normalize("NFKC", value)
         if _NUMBER.fullmatch(folded):
             return folded
         return value or None
     return value
+
+
+def single_line(value: Any) -> Any:
+    """Text unchanged when it is one line; a ValueError naming the first line break or control character."""
+    if isinstance(value, str) and (found := _NOT_ONE_LINE.search(value)):
+        raise ValueError(
+            _(
+                "须为单行文本：不能含换行符、制表符或其他控制字符（第 %(position)s 个字符是 %(code)s）",
+                position=found.start() + 1,
+                code=f"U+{ord(found.group()):04X}",
+            )
+        )
+    return value
+
+
+def multi_line(value: Any) -> Any:
+    """Text with its tabs and line breaks; other control characters dropped."""
+    return _MULTI_LINE_DROPPED.sub("", value) if isinstance(value, str) else value
+
+
+# Names, numbers, addresses, URLs, e-mail, cities ...: one line, refused with the reason otherwise.
+SingleLine = Annotated[str, BeforeValidator(single_line)]
+# Notes and descriptions: line breaks and tabs kept.
+MultiLine = Annotated[str, BeforeValidator(multi_line)]
 
 
 def split_list(value: Any) -> Any:

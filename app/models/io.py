@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, create_model, field_
 from sqlmodel import Field, SQLModel
 
 from app.limits import COLLECTION_LIMITS, LIST_FIELD_LIMIT, too_many
-from app.models.fields import RecordId, number_fields, reject_bool
+from app.models.fields import RecordId, SingleLine, number_fields, reject_bool
 from app.models.provider import (
     CertificationBase,
     DatacenterBase,
@@ -69,7 +69,7 @@ class OfferIn(OfferBase):
 
     id: Optional[RecordId] = None
     datacenter_id: Optional[RecordId] = None
-    datacenter_name: Optional[str] = Field(default=None, max_length=120)
+    datacenter_name: Optional[SingleLine] = Field(default=None, max_length=120)
     _numbers = _no_bool_numbers(OfferBase)
 
 

@@ -20,7 +20,16 @@ from app.models.enums import (
     RdmaType,
     StorageType,
 )
-from app.models.fields import blank_to_none, checked_email, resolve_province_name, split_list, website_url
+from app.models.fields import (
+    MultiLine,
+    SingleLine,
+    blank_to_none,
+    checked_email,
+    resolve_province_name,
+    single_line,
+    split_list,
+    website_url,
+)
 from app.models.versioning import Versioned
 
 
@@ -34,30 +43,31 @@ def _str_enum(length: int = 20) -> dict[str, Any]:
 
 
 class _Clean(SQLModel):
-    """Base for input models: empty strings become None before validation."""
+    """Base for input models: empty strings become None before validation (control characters are left for
+    each text field's type to judge: SingleLine refuses them, MultiLine keeps only tabs and line breaks)."""
 
     @model_validator(mode="before")
     @classmethod
     def _blanks(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            return {key: blank_to_none(value) for key, value in data.items()}
+            return {key: blank_to_none(value, keep_controls=True) for key, value in data.items()}
         return data
 
 
 # ---------------------------------------------------------------- provider
 class ProviderBase(_Clean):
-    legal_name: str = Field(min_length=2, max_length=200, index=True)
-    legal_name_en: Optional[str] = Field(default=None, max_length=200)
-    short_name: Optional[str] = Field(default=None, max_length=60)
-    uscc: Optional[str] = Field(default=None, max_length=32, unique=True)
-    registered_province: Optional[str] = Field(default=None, max_length=16, index=True)
-    registered_address: Optional[str] = Field(default=None, max_length=300)
-    website: Optional[str] = Field(default=None, max_length=300)
+    legal_name: SingleLine = Field(min_length=2, max_length=200, index=True)
+    legal_name_en: Optional[SingleLine] = Field(default=None, max_length=200)
+    short_name: Optional[SingleLine] = Field(default=None, max_length=60)
+    uscc: Optional[SingleLine] = Field(default=None, max_length=32, unique=True)
+    registered_province: Optional[SingleLine] = Field(default=None, max_length=16, index=True)
+    registered_address: Optional[SingleLine] = Field(default=None, max_length=300)
+    website: Optional[SingleLine] = Field(default=None, max_length=300)
     registered_capital_cny: Optional[int] = Field(default=None, ge=0, le=10**15, sa_type=sa.BigInteger)
-    contact_name: Optional[str] = Field(default=None, max_length=60)
-    contact_phone: Optional[str] = Field(default=None, max_length=40)
-    contact_email: Optional[str] = Field(default=None, max_length=200)
-    notes: Optional[str] = Field(default=None, max_length=5000, sa_type=sa.Text)
+    contact_name: Optional[SingleLine] = Field(default=None, max_length=60)
+    contact_phone: Optional[SingleLine] = Field(default=None, max_length=40)
+    contact_email: Optional[SingleLine] = Field(default=None, max_length=200)
+    notes: Optional[MultiLine] = Field(default=None, max_length=5000, sa_type=sa.Text)
     status: ProviderStatus = Field(default=ProviderStatus.candidate, index=True, **_str_enum())
     discloses_network_topology: Optional[bool] = None
     discloses_storage_config: Optional[bool] = None
@@ -66,7 +76,7 @@ class ProviderBase(_Clean):
     @classmethod
     def _uscc(cls, value: Any) -> Any:
         if isinstance(value, str):
-            return "".join(unicodedata.normalize("NFKC", value).split()).upper() or None
+            return "".join(unicodedata.normalize("NFKC", single_line(value)).split()).upper() or None
         return value
 
     @field_validator("registered_province", mode="before")
@@ -131,12 +141,12 @@ class Provider(Versioned, ProviderBase, table=True):
 
 # ---------------------------------------------------------------- licence
 class LicenceBase(_Clean):
-    number_raw: str = Field(min_length=1, max_length=80)
-    company_name: Optional[str] = Field(default=None, max_length=200)
+    number_raw: SingleLine = Field(min_length=1, max_length=80)
+    company_name: Optional[SingleLine] = Field(default=None, max_length=200)
     business_items: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     b11_includes_resource_collab: Optional[bool] = None
     coverage: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
-    issuer: Optional[str] = Field(default=None, max_length=120)
+    issuer: Optional[SingleLine] = Field(default=None, max_length=120)
     issued_on: Optional[date] = None
     expires_on: Optional[date] = None
     status: LicenceStatus = Field(default=LicenceStatus.normal, **_str_enum(8))
@@ -184,10 +194,10 @@ class Licence(LicenceBase, table=True):
 # ---------------------------------------------------------------- filing
 class FilingBase(_Clean):
     kind: Optional[FilingKind] = Field(default=None, **_str_enum(16))
-    number_raw: str = Field(min_length=1, max_length=80)
-    entity_name: Optional[str] = Field(default=None, max_length=200)
-    entity_nature: Optional[str] = Field(default=None, max_length=20)
-    domain: Optional[str] = Field(default=None, max_length=200)
+    number_raw: SingleLine = Field(min_length=1, max_length=80)
+    entity_name: Optional[SingleLine] = Field(default=None, max_length=200)
+    entity_nature: Optional[SingleLine] = Field(default=None, max_length=20)
+    domain: Optional[SingleLine] = Field(default=None, max_length=200)
 
 
 class Filing(FilingBase, table=True):
@@ -202,10 +212,10 @@ class Filing(FilingBase, table=True):
 # ---------------------------------------------------------------- certification
 class CertificationBase(_Clean):
     kind: CertificationKind = Field(**_str_enum(16))
-    name: Optional[str] = Field(default=None, max_length=120, schema_extra={"validate_default": True})
+    name: Optional[SingleLine] = Field(default=None, max_length=120, schema_extra={"validate_default": True})
     level: Optional[int] = Field(default=None, ge=1, le=5, schema_extra={"validate_default": True})
-    number: Optional[str] = Field(default=None, max_length=80)
-    issuer: Optional[str] = Field(default=None, max_length=120)
+    number: Optional[SingleLine] = Field(default=None, max_length=80)
+    issuer: Optional[SingleLine] = Field(default=None, max_length=120)
     expires_on: Optional[date] = None
 
     @field_validator("name")
@@ -233,9 +243,9 @@ class Certification(CertificationBase, table=True):
 
 # ---------------------------------------------------------------- datacenter
 class DatacenterBase(_Clean):
-    name: str = Field(min_length=1, max_length=120)
-    province: str = Field(max_length=16, index=True)
-    city: Optional[str] = Field(default=None, max_length=40)
+    name: SingleLine = Field(min_length=1, max_length=120)
+    province: SingleLine = Field(max_length=16, index=True)
+    city: Optional[SingleLine] = Field(default=None, max_length=40)
 
     @field_validator("province", mode="before")
     @classmethod
@@ -257,9 +267,9 @@ class Datacenter(DatacenterBase, table=True):
 
 # ---------------------------------------------------------------- offer
 class OfferBase(_Clean):
-    name: Optional[str] = Field(default=None, max_length=120)
+    name: Optional[SingleLine] = Field(default=None, max_length=120)
     offer_kind: OfferKind = Field(default=OfferKind.bare_metal, **_str_enum())
-    gpu_model: str = Field(min_length=1, max_length=60, index=True)
+    gpu_model: SingleLine = Field(min_length=1, max_length=60, index=True)
     gpus_per_node: int = Field(ge=1, le=64)
     gpu_memory_gb: Optional[int] = Field(default=None, ge=1, le=2048)
     vcpu: Optional[int] = Field(default=None, ge=1, le=4096)
@@ -274,12 +284,14 @@ class OfferBase(_Clean):
     nominal_iops: Optional[int] = Field(default=None, ge=0, le=100_000_000)
     price_gpu_hour_cny: Optional[float] = Field(default=None, ge=0, le=100000)
     price_month_cny: Optional[float] = Field(default=None, ge=0, le=100_000_000)
-    notes: Optional[str] = Field(default=None, max_length=2000, sa_type=sa.Text)
+    notes: Optional[MultiLine] = Field(default=None, max_length=2000, sa_type=sa.Text)
 
     @field_validator("gpu_model", mode="before")
     @classmethod
     def _gpu(cls, value: Any) -> Any:
-        return " ".join(unicodedata.normalize("NFKC", value).split()) if isinstance(value, str) else value
+        if isinstance(value, str):
+            return " ".join(unicodedata.normalize("NFKC", single_line(value)).split())
+        return value
 
     @field_validator("rdma_gbps")
     @classmethod

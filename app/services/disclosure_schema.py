@@ -26,7 +26,14 @@ from app.models.enums import (
     RdmaType,
     StorageType,
 )
-from app.models.fields import blank_to_none, checked_email, resolve_province_name, website_url
+from app.models.fields import (
+    MultiLine,
+    SingleLine,
+    blank_to_none,
+    checked_email,
+    resolve_province_name,
+    website_url,
+)
 from app.models.provider import CertificationBase, DatacenterBase, FilingBase, LicenceBase, OfferBase
 from app.vetting import provinces
 from app.vetting.identifiers import Identifier, identify, parse_uscc
@@ -85,7 +92,7 @@ def parse_uscc_text(text: str) -> str:
 
 # ---------------------------------------------------------------- sections
 class _Section(BaseModel):
-    """Base of every section: unknown keys refused, blanks and control characters cleaned."""
+    """Base of every section: unknown keys refused, blanks cleaned (control characters judged per field)."""
 
     model_config = _STRICT
 
@@ -93,23 +100,23 @@ class _Section(BaseModel):
     @classmethod
     def _blanks(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            return {key: blank_to_none(value) for key, value in data.items()}
+            return {key: blank_to_none(value, keep_controls=True) for key, value in data.items()}
         return data
 
 
 class Identity(_Section):
     """Legal identity and contact: registry provider fields."""
 
-    legal_name: str = Field(min_length=2, max_length=200)
-    legal_name_en: Optional[str] = Field(default=None, max_length=200)
-    short_name: Optional[str] = Field(default=None, max_length=60)
-    uscc: str = Field(max_length=32)
-    registered_province: Optional[str] = Field(default=None, max_length=16)
-    registered_address: Optional[str] = Field(default=None, max_length=300)
-    website: Optional[str] = Field(default=None, max_length=300)
-    contact_name: Optional[str] = Field(default=None, max_length=60)
-    contact_phone: Optional[str] = Field(default=None, max_length=40)
-    contact_email: Optional[str] = Field(default=None, max_length=200)
+    legal_name: SingleLine = Field(min_length=2, max_length=200)
+    legal_name_en: Optional[SingleLine] = Field(default=None, max_length=200)
+    short_name: Optional[SingleLine] = Field(default=None, max_length=60)
+    uscc: SingleLine = Field(max_length=32)
+    registered_province: Optional[SingleLine] = Field(default=None, max_length=16)
+    registered_address: Optional[SingleLine] = Field(default=None, max_length=300)
+    website: Optional[SingleLine] = Field(default=None, max_length=300)
+    contact_name: Optional[SingleLine] = Field(default=None, max_length=60)
+    contact_phone: Optional[SingleLine] = Field(default=None, max_length=40)
+    contact_email: Optional[SingleLine] = Field(default=None, max_length=200)
 
     @field_validator("uscc", mode="before")
     @classmethod
@@ -179,7 +186,7 @@ class DatacenterRow(DatacenterBase):
 
     model_config = _STRICT
 
-    address: Optional[str] = Field(default=None, max_length=300)
+    address: Optional[SingleLine] = Field(default=None, max_length=300)
     tier: Optional[Literal["tier1", "tier2", "tier3", "tier4", "gb_a", "gb_b", "gb_c"]] = None
     power_kw: Optional[float] = Field(default=None, ge=0, le=10_000_000)
     power_redundancy: Optional[Literal["n", "n+1", "2n", "2n+1"]] = None
@@ -190,7 +197,7 @@ class OfferRow(OfferBase):
 
     model_config = _STRICT
 
-    datacenter_name: Optional[str] = Field(default=None, max_length=120)
+    datacenter_name: Optional[SingleLine] = Field(default=None, max_length=120)
 
 
 class Topology(_Section):
@@ -198,10 +205,10 @@ class Topology(_Section):
 
     declined: bool = False
     diagram_upload_id: Optional[int] = Field(default=None, ge=1)
-    oversubscription_ratio: Optional[str] = Field(default=None, max_length=20)
+    oversubscription_ratio: Optional[SingleLine] = Field(default=None, max_length=20)
     uplink_gbps: Optional[float] = Field(default=None, ge=0, le=1_000_000)
-    shared_with: Optional[str] = Field(default=None, max_length=1000)
-    notes: Optional[str] = Field(default=None, max_length=2000)
+    shared_with: Optional[MultiLine] = Field(default=None, max_length=1000)
+    notes: Optional[MultiLine] = Field(default=None, max_length=2000)
 
     @field_validator("oversubscription_ratio", mode="before")
     @classmethod
@@ -228,8 +235,8 @@ class Storage(_Section):
     location: Optional[Literal["local_nvme", "network", "both"]] = None
     network_type: Optional[StorageType] = None
     raid: Optional[Literal["none", "raid0", "raid1", "raid5", "raid6", "raid10", "other"]] = None
-    backup: Optional[str] = Field(default=None, max_length=1000)
-    notes: Optional[str] = Field(default=None, max_length=2000)
+    backup: Optional[MultiLine] = Field(default=None, max_length=1000)
+    notes: Optional[MultiLine] = Field(default=None, max_length=2000)
 
     def state(self) -> AnswerState:
         """Answered when the storage location is given; declined when refused."""
@@ -242,7 +249,7 @@ class Trial(_Section):
     """Trial access: whether a trial server will be lent, and how (length, cost, conditions)."""
 
     will_lend: Optional[bool] = None
-    how: Optional[str] = Field(default=None, max_length=1000)
+    how: Optional[MultiLine] = Field(default=None, max_length=1000)
 
     def state(self) -> AnswerState:
         """Answered yes; declined when the provider says no; unanswered otherwise."""

@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from app.localtime import aware, when
 from app.models import LoginFailure, Provider
 from app.models.disclosure import Invitation, InvitationEvent, InvitationStatus
-from app.models.fields import RecordId, blank_to_none, checked_email, reject_bool
+from app.models.fields import RecordId, SingleLine, blank_to_none, checked_email, reject_bool, single_line
 from app.services.errors import InvalidInput, NotFound, from_validation_error
 
 TOKEN_BYTES = 32
@@ -37,14 +37,14 @@ class InvitationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     provider_id: RecordId | None = None
-    legal_name: str | None = Field(default=None, min_length=2, max_length=200)
-    email: str | None = Field(default=None, max_length=200)
+    legal_name: SingleLine | None = Field(default=None, min_length=2, max_length=200)
+    email: SingleLine | None = Field(default=None, max_length=200)
     expires_in_days: int | None = Field(default=None, ge=1, le=MAX_DAYS)
 
     @field_validator("legal_name", "email", mode="before")
     @classmethod
     def _blank(cls, value: Any) -> Any:
-        return blank_to_none(value)
+        return blank_to_none(value, keep_controls=True)
 
     @field_validator("expires_in_days", mode="before")
     @classmethod
@@ -135,6 +135,18 @@ def log(
     return event
 
 
+def _one_line_name(provider: Provider) -> str:
+    """The provider's name, refused when it was stored with a line break (it becomes the mail's subject)."""
+    try:
+        return single_line(provider.legal_name)
+    except ValueError:
+        message = _(
+            "供应商 %(id)s 的名称含换行符或其他控制字符，不能用作邮件标题：请先在登记册中修改名称，再发邀请",
+            id=provider.id,
+        )
+        raise InvalidInput(message, field="provider_id") from None
+
+
 def _mail(invitation: Invitation, url: str) -> tuple[bool, str | None]:
     from app.services.mailer import MailDisabled, MailError, send_mail
 
@@ -175,7 +187,7 @@ def create(
         provider = session.get(Provider, payload.provider_id)
         if provider is None:
             raise NotFound(_("供应商 %(id)s 不存在", id=payload.provider_id), field="provider_id")
-        legal_name = provider.legal_name
+        legal_name = _one_line_name(provider)
     days = payload.expires_in_days or _settings().invitation_days
     token = secrets.token_urlsafe(TOKEN_BYTES)
     invitation = Invitation(

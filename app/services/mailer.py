@@ -43,9 +43,12 @@ def build_message(
     if not recipients or not all(address and "@" in address for address in recipients):
         raise MailError(_("收件人地址无效：%(to)s", to=", ".join(recipients) or "-"))
     message = EmailMessage()
-    message["From"] = settings.smtp_from
-    message["To"] = ", ".join(recipients)
-    message["Subject"] = subject
+    try:
+        message["From"] = settings.smtp_from
+        message["To"] = ", ".join(recipients)
+        message["Subject"] = subject
+    except ValueError:  # a line break would start a header of its own (header injection)
+        raise MailError(_("邮件标题或地址含换行符，未发送")) from None
     message["Message-ID"] = make_msgid(domain=settings.smtp_from.rpartition("@")[2] or "localhost")
     message.set_content(text)
     if html is not None:

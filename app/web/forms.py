@@ -247,12 +247,16 @@ def parse_form(spec: FormSpec, form: MultiDict) -> dict[str, Any]:
 
 
 def cleaned(data: Mapping[str, Any]) -> dict[str, Any]:
-    """What the services get: text NFKC-normalised and trimmed, empty inputs as None.
+    """What the services get: text NFKC-normalised and trimmed, empty inputs as None (control characters
+    left for the models: a single-line field refuses them, naming the field).
 
     The create model does this itself; the provider PATCH model does not, so an emptied number
     input would otherwise be refused as "not an integer". The typed text is still what is re-shown.
     """
-    return {key: blank_to_none(value) if isinstance(value, str) else value for key, value in data.items()}
+    return {
+        key: blank_to_none(value, keep_controls=True) if isinstance(value, str) else value
+        for key, value in data.items()
+    }
 
 
 def _display(widget: str, value: Any) -> Any:

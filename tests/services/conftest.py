@@ -38,7 +38,7 @@ AWKWARD = {
     "short_name": "=示例",
     "uscc": "91110108EXAMPL995L",
     "registered_province": "北京",
-    "registered_address": "北京市海淀区示例路 1 号\n二号楼",
+    "registered_address": "北京市海淀区示例路 1 号，二号楼",  # one line: addresses refuse line breaks
     "website": "https://awkward.example",
     "registered_capital_cny": 12345678,
     "contact_name": "张示例",
