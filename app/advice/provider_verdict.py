@@ -48,10 +48,11 @@ def fails_on_evidence_only(provider: ProviderFacts) -> bool:
 
 def licence_failure_texts(red_flag: int, message_zh: str, message_en: str) -> tuple[str, str]:
     """Why a licence red flag excludes the provider's offers."""
+    zh, en = message_zh.rstrip("。"), message_en.rstrip(".")
     return (
-        f"核查结论为不通过：许可证红旗 {red_flag}（{message_zh}），不能合法出租这些服务器",
-        f"the check fails on licence red flag {red_flag} ({message_en}): the provider may not legally "
-        "rent these servers",
+        f"核查结论为不通过：许可证红旗 {red_flag}（{zh}），不能合法出租这些服务器",
+        f"the check fails on licence red flag {red_flag} ({en}): the provider may not legally rent "
+        "these servers",
     )
 
 
@@ -99,6 +100,7 @@ def verdict_dict(provider: ProviderFacts, found: Verdict | None = None) -> dict[
         run_id = provider.check.run_id if provider.check is not None else None
         shown = {"level": level, "label_zh": zh, "label_en": en, "unverified": None, "check_run_id": run_id}
         shown.update(provider_id=provider.id, outdated=None)
+    shown["level_zh"], shown["level_en"] = LEVELS.get(shown["level"], LEVELS[UNCHECKED])
     findings = _findings_shown(provider)
     shown["findings"] = findings[:SHOWN_FINDINGS]
     shown["more_findings"] = max(0, len(findings) - SHOWN_FINDINGS)

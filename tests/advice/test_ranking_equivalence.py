@@ -32,14 +32,14 @@ CASES = sorted(path.stem for path in EXAMPLES.glob("*.json"))
 # 97 such offers per case are marked to measure RDMA first; in distributed training they rank on the measured
 # intranet, 97 of them then too slow).
 GOLDEN = {
-    ("distributed_training", 0.3): "fcee840dbcdf62efe95d8f91cb292a6285c648fb8fdff21111c1916e93c6844b",
-    ("distributed_training", 1.0): "d0272708fe736ebc252c29a4397cc9999f6ff8e8cb4ab973323092f3fe0d0134",
-    ("interactive_inference", 0.3): "bd3cdbe8ddfd87c79e3e5b6db90ca09d29801a2b8ce998f9ee663ec80620cf8a",
-    ("interactive_inference", 1.0): "bc75e045f0d26d0dfb22f61bff30f5f896208e2e794d37d546bef936134a345e",
-    ("offline_batch", 0.3): "19865c48f04de22142b1776bd637da7f212ccde42e51bb7b4768e4c769b77057",
-    ("offline_batch", 1.0): "5c87247199de2ebbe5b362b39f894a1911996583e4408da3033e59c63935484f",
-    ("single_node_training", 0.3): "fe5e2c0d8622c537d162bbbcba9d2eb57168bb66205091b3547dbb7dfd3571ab",
-    ("single_node_training", 1.0): "343bf93d03368e3d057f7fed9c98d7e6cef3b21c9ed1a0a605831d8d9b68fe85",
+    ("distributed_training", 0.3): "341e17ec04748386fa83240370656e47e7f8e168913363bb9dfa4fc86f84c3a0",
+    ("distributed_training", 1.0): "9a578fa18642b880506d400408e7e51242faac50db8b8d9a5c14e883f5e89412",
+    ("interactive_inference", 0.3): "36368f7f4574852016b5dc8f6a9837252aefb039142e1555795b2722749ec627",
+    ("interactive_inference", 1.0): "9b7eb2faf8ce764f084f4b1ed214f63447e1b4189e9acf5f1456d78ef1e4adb6",
+    ("offline_batch", 0.3): "1eccfac3f08ae33bb33e29be5e247b33cf90718e746990310038a61ac6cea697",
+    ("offline_batch", 1.0): "af81d9f5e5b6f5f171a68818e8bb221ec2fa1de5e63e93b0000994fb926fb6c1",
+    ("single_node_training", 0.3): "4f9f3129971c56c2cb593359a50761dae9ba549908411eed01ff044babfe3be4",
+    ("single_node_training", 1.0): "fd7e572cffdfbcf34cfd93f09d95a98287b5d34ca5690fbad2dc4c745eea9129",
 }
 
 

@@ -125,8 +125,8 @@ def test_the_case_page_shows_each_providers_verdict_in_chinese_and_english(page,
     expect(measured).to_contain_text("按实测数据排名")
     expect(measured.locator("li[data-rule='benchmarks.bandwidth_below_claim']")).to_contain_text("红旗 12")
     private = page.locator(f"#offer-{offers[PRIVATE]} td.verdict-cell")
-    expect(private.locator(".verdict")).to_contain_text("需复核")
-    expect(private.locator(".verdict")).to_contain_text("未核实")  # what is unverified is named
+    expect(private.locator(".verdict")).to_have_text("需复核")
+    expect(private.locator(".verdict-label")).to_contain_text("未核实")  # what is unverified is named
     expect(private.locator("li[data-rule='filing.nature']")).to_contain_text("红旗 7")
     red_flag = page.locator(f"table.excluded-offers #offer-{offers[RED_FLAG]}")
     expect(red_flag.locator("td.verdict-cell .verdict")).to_have_text("不通过")
@@ -146,8 +146,8 @@ def test_the_case_page_shows_each_providers_verdict_in_chinese_and_english(page,
     expect(measured.locator("li[data-rule='benchmarks.bandwidth_below_claim']")).to_contain_text(
         "red flag 12"
     )
-    expect(private.locator(".verdict")).to_contain_text("needs review")
-    expect(private.locator(".verdict")).to_contain_text("not verified")
+    expect(private.locator(".verdict")).to_have_text("needs review")
+    expect(private.locator(".verdict-label")).to_contain_text("not verified")
     expect(red_flag.locator("td.verdict-cell .verdict")).to_have_text("fails")
     expect(red_flag.locator("li.reason[data-code='finding.licence.is_icp_filing']")).to_contain_text(
         "licence red flag 11"
