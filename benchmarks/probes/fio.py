@@ -21,6 +21,7 @@ PERCENTILES = ("50.000000", "90.000000", "99.000000", "99.900000")
 REMOVE_DIR = 'case "$1" in *gpuvet-fio.*) rm -rf -- "$1";; esac'
 LAYOUT_MIB_PER_S = 20  # pessimistic write speed for laying out the test file, to size the timeout
 MODES = ("randread", "write")
+ONE_WAY_MODES = {"read": "read", "randread": "read", "write": "write", "randwrite": "write"}  # rw -> side
 
 
 def _options(job: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
@@ -180,14 +181,29 @@ def _job_samples(clones: list[dict[str, Any]], data: dict[str, Any]) -> list[Sam
         metadata["jobs"] = len(clones)
     samples: list[Sample] = []
     for side in ("read", "write"):
-        sections = [dig(job, side, tool=TOOL, expected=dict) for job in clones if side in job]
-        sections = [section for section in sections if _did_io(section)]
+        sections = _sections(clones, side, metadata.get("rw"))
         if sections:
             reported = sections[0] if len(sections) == 1 else _group_report(sections, str(name))
             samples += _side_samples(side, reported, metadata)
+    if not samples and any(isinstance(job.get("mixed"), dict) and _did_io(job["mixed"]) for job in clones):
+        raise ParseError(
+            TOOL, _("任务 %(job)s 用 unified_rw_reporting 把读和写合在一起报告（mixed），无法分开", job=name)
+        )
     if not samples:
         raise ParseError(TOOL, _("任务 %(job)s 没有做任何 I/O", job=name))
     return samples + _fsync_samples(clones, metadata)
+
+
+def _sections(clones: list[dict[str, Any]], side: str, rw: Any) -> list[dict[str, Any]]:
+    """Each clone's read or write side that did I/O; unified_rw_reporting's `mixed` one when rw is one-way."""
+    found = []
+    for job in clones:
+        section = dig(job, side, tool=TOOL, expected=dict) if side in job else {}
+        if not _did_io(section) and ONE_WAY_MODES.get(str(rw)) == side and isinstance(job.get("mixed"), dict):
+            section = job["mixed"]
+        if _did_io(section):
+            found.append(section)
+    return found
 
 
 def _final_report(text: str) -> dict[str, Any]:

@@ -156,3 +156,20 @@ def test_status_interval_output_is_read_from_its_final_report():
     samples = fio("fio_status_interval.json")
     assert one(samples, "read_iops") == pytest.approx(16678.773742)
     assert one(samples, "read_bandwidth") == pytest.approx(68316257 / MIB)
+
+
+def test_unified_reporting_of_a_read_only_test_is_its_read_side():
+    # --unified_rw_reporting=mixed: one "mixed" section, iops 7932.067932, bw_bytes 32489750,
+    # clat_ns p99 2572288, for rw=randread
+    samples = fio("fio_unified_mixed.json")
+    assert one(samples, "read_iops") == pytest.approx(7932.067932)
+    assert one(samples, "read_bandwidth") == pytest.approx(32489750 / MIB)
+    assert one(samples, "read_latency", percentile=99.0) == pytest.approx(2572.288)
+    assert not values(samples, "write_iops")
+
+
+def test_unified_reporting_of_reads_and_writes_together_is_named():
+    data = json.loads((DATA / "fio_unified_mixed.json").read_text())
+    data["jobs"][0]["job options"]["rw"] = "randrw"
+    with pytest.raises(ParseError, match="unified_rw_reporting"):
+        parse("fio", json.dumps(data))
