@@ -43,7 +43,7 @@ class ManualLookupRequest(BaseModel):
     expiry_date: str | None = Field(default=None, description="licence: YYYY-MM-DD")
     looked_at: str = Field(description="when the analyst looked: ISO 8601; without offset, display zone time")
     note: str | None = Field(default=None, max_length=manual_lookups.MAX_NOTE)
-    screenshot: str = Field(description="the file: PNG, JPEG or PDF (by content), at most 5 MB")
+    screenshot: bytes = Field(description="the file: PNG, JPEG or PDF (by content), at most 5 MB")
 
 
 class LookupPublic(BaseModel):
@@ -131,10 +131,10 @@ def get_lookup(lookup_id: int) -> Response:
     "POST",
     summary="人工记录官方查询结果 (record a lookup by hand, with a screenshot)",
     role=Role.analyst,
-    request_model=ManualLookupRequest,
+    form_model=ManualLookupRequest,
     response_model=LookupPublic,
     status=201,
-    errors=(404,),
+    errors=(404, 415),
     tags=("lookups",),
 )
 def record_manual_lookup(provider_id: int) -> Response:

@@ -11,7 +11,8 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from app.api import bp
 from app.api.routing import OPERATIONS, Operation, api_route
-from app.api.schemas import ErrorResponse
+from app.api.schemas import BLANK_IS_UNSET, ErrorResponse
+from app.models.provider import _Clean
 
 REF = "#/components/schemas/{model}"
 
@@ -25,9 +26,15 @@ ERROR_RESPONSES = {
     404: ("NotFound", "记录或路径不存在 (not found)"),
     409: ("Conflict", "版本冲突或统一社会信用代码重复 (stale version or duplicate uscc)"),
     413: ("PayloadTooLarge", "请求体过大 (body too large)"),
+    415: (
+        "UnsupportedMediaType",
+        "请求体须为 multipart/form-data (the body must be multipart/form-data)",
+    ),
     422: (
         "UnprocessableEntity",
-        '输入有误，field 指出字段，如 "offers[0].gpus_per_node" (validation failed)',
+        "输入有误或不符合业务规则（未知的查询参数、无法解析的输出、不可信的测量值等），field 指出字段，"
+        '如 "offers[0].gpus_per_node" (validation failed, or a business rule refused the input: unknown '
+        "query parameters, unreadable tool output, implausible measurements ...)",
     ),
 }
 
@@ -56,12 +63,59 @@ def _model_modes() -> list[tuple[type[BaseModel], JsonSchemaMode]]:
     for op in OPERATIONS:
         for model, mode in (
             (op.request_model, "validation"),
+            (op.form_model, "validation"),
             (op.query_model, "validation"),
             (op.response_model, "serialization"),
         ):
             if model is not None and (model, mode) not in pairs:
                 pairs.append((model, mode))
     return pairs
+
+
+def _refs_in(value: Any) -> list[str]:
+    """Names of the component schemas `value` refers to directly."""
+    if isinstance(value, dict):
+        found = [value["$ref"].rsplit("/", 1)[-1]] if isinstance(value.get("$ref"), str) else []
+        return found + [name for item in value.values() for name in _refs_in(item)]
+    if isinstance(value, list):
+        return [name for item in value for name in _refs_in(item)]
+    return []
+
+
+def _reachable(schemas: dict[str, Any], roots: list[str]) -> set[str]:
+    """The component schemas reachable from `roots` (themselves included)."""
+    seen: set[str] = set()
+    pending = list(roots)
+    while pending:
+        name = pending.pop()
+        if name not in seen and name in schemas:
+            seen.add(name)
+            pending.extend(_refs_in(schemas[name]))
+    return seen
+
+
+def _clean_model_names() -> set[str]:
+    """Names of the registry's input models that read blank text as null (subclasses of _Clean)."""
+    found: set[str] = set()
+    pending = list(_Clean.__subclasses__())
+    while pending:
+        model = pending.pop()
+        found.add(model.__name__)
+        pending.extend(model.__subclasses__())
+    return found
+
+
+def _document_blank_as_null(schemas: dict[str, Any], request_roots: list[str]) -> None:
+    """Registry input read blank text ("") as null: each nullable property of those request bodies lists
+    the empty string too, so the document admits what the API accepts."""
+    clean = _clean_model_names()
+    for name in _reachable(schemas, request_roots):
+        if name.removesuffix("-Input") not in clean:
+            continue
+        for prop in schemas[name].get("properties", {}).values():
+            options = prop.get("anyOf")
+            if options and {"type": "null"} in options:
+                options.append({"type": "string", "maxLength": 0})
 
 
 def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
@@ -76,21 +130,23 @@ def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
 def _query_params(schema: dict[str, Any]) -> list[dict[str, Any]]:
     params = []
     required = set(schema.get("required", []))
+    blank_is_unset = bool(schema.get(BLANK_IS_UNSET))
     for name, prop in schema.get("properties", {}).items():
         prop = _without_null(dict(prop))
         prop.pop("title", None)
         if prop.get("default", 0) is None:
             prop.pop("default")
         description = prop.pop("description", "")
-        params.append(
-            {
-                "name": name,
-                "in": "query",
-                "required": name in required,
-                "description": description,
-                "schema": prop,
-            }
-        )
+        param = {
+            "name": name,
+            "in": "query",
+            "required": name in required,
+            "description": description,
+            "schema": prop,
+        }
+        if blank_is_unset:
+            param["allowEmptyValue"] = True  # ?verdict= is the same as leaving it out
+        params.append(param)
     return params
 
 
@@ -128,11 +184,16 @@ def _operation(op: Operation, refs: dict[Any, dict[str, str]], schemas: dict[str
     }
     if op.role is not None:
         operation["x-required-role"] = op.role.value
-    if op.request_model is not None:
-        operation["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": refs[(op.request_model, "validation")]}},
-        }
+    content = {
+        media_type: {"schema": refs[(model, "validation")]}
+        for media_type, model in (
+            ("application/json", op.request_model),
+            ("multipart/form-data", op.form_model),
+        )
+        if model is not None
+    }
+    if content:
+        operation["requestBody"] = {"required": True, "content": content}
     for status in op.error_statuses():
         operation["responses"][str(status)] = {"$ref": f"#/components/responses/{ERROR_RESPONSES[status][0]}"}
     return operation
@@ -146,6 +207,13 @@ def build_document(prefix: str) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
         paths.setdefault(op.openapi_path, {})[op.method.lower()] = _operation(op, refs, schemas)
+    request_roots = [
+        refs[(model, "validation")]["$ref"].rsplit("/", 1)[-1]
+        for op in OPERATIONS
+        for model in (op.request_model, op.form_model)
+        if model is not None
+    ]
+    _document_blank_as_null(schemas, request_roots)
     for op in OPERATIONS:
         if op.query_model is not None:  # its fields became parameters; its enums stay as components
             schemas.pop(refs[(op.query_model, "validation")]["$ref"].rsplit("/", 1)[-1], None)

@@ -32,6 +32,7 @@ class Operation:
     description: str = ""
     role: Role | None = None
     request_model: type[BaseModel] | None = None
+    form_model: type[BaseModel] | None = None  # a multipart/form-data body (files as format: binary)
     response_model: type[BaseModel] | None = None
     status: int = 200
     query_model: type[BaseModel] | None = None
@@ -60,13 +61,11 @@ class Operation:
 
     def error_statuses(self) -> list[int]:
         """Error statuses this operation can answer, for the document."""
-        statuses = set(self.errors)
+        statuses = set(self.errors) | {422}  # every operation refuses unknown query parameters
         if self.role is not None:
             statuses |= {401, 403}
-        if self.request_model is not None:
-            statuses |= {400, 413, 422}
-        if self.query_model is not None:
-            statuses.add(422)
+        if self.request_model is not None or self.form_model is not None:
+            statuses |= {400, 413}
         return sorted(statuses)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.models.enums import BandwidthType, ProviderStatus, StorageType
 from app.models.io import ProviderPublic
@@ -80,8 +80,15 @@ class ProviderWithVerdictPage(BaseModel):
     pages: int
 
 
+# Marks a query model whose parameters, sent empty (?verdict=), mean the same as left out: the document
+# marks each of its parameters allowEmptyValue.
+BLANK_IS_UNSET = "x-blank-is-unset"
+
+
 class ProviderListParams(BaseModel):
-    """Query parameters of GET /providers (validated by services.providers.parse_query)."""
+    """Query parameters of GET /providers (validated by services.providers.parse_query; blank = not given)."""
+
+    model_config = ConfigDict(json_schema_extra={BLANK_IS_UNSET: True})
 
     q: Optional[str] = Field(
         default=None,

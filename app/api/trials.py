@@ -13,6 +13,7 @@ from app.api import bp
 from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route
 from app.db import get_session
+from app.localtime import aware
 from app.models.enums import Role
 from app.models.trials import BenchRun
 from app.services import bench_runs, trials
@@ -111,8 +112,8 @@ def _run_body(run: BenchRun) -> dict[str, Any]:
         "claims": run.claims,
         "comparisons": run.comparisons,
         "created_by": run.created_by_name,
-        "created_at": run.created_at.isoformat(),
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "created_at": aware(run.created_at).isoformat(),
+        "finished_at": aware(run.finished_at).isoformat() if run.finished_at else None,
         "steps": [
             {
                 "step": step.step,

@@ -33,6 +33,16 @@ class UploadRequest(BaseModel):
     output: str = Field(description="The tool's output verbatim (UTF-8; a multipart file may be GBK).")
 
 
+class UploadForm(BaseModel):
+    """The same upload as multipart/form-data: the output as the file `file` (UTF-8 or GBK), or as text."""
+
+    tool: str = Field(description=f"one of: {', '.join(bench_uploads.TOOLS)}")
+    path: str = Field(default="", description="as in the JSON body")
+    note: str = Field(default="", max_length=bench_uploads.MAX_NOTE)
+    file: bytes = Field(default=b"", description="the tool's output as a file (UTF-8 or GBK)")
+    output: str = Field(default="", description="the output as text, when no file is sent")
+
+
 class UploadPublic(BaseModel):
     """The run an upload became: provenance, how many samples were parsed, claims versus measurements."""
 
@@ -78,6 +88,7 @@ def _json_input() -> dict[str, Any]:
     summary="上传手工采集的测试输出 (upload a tool output captured by hand)",
     role=Role.analyst,
     request_model=UploadRequest,
+    form_model=UploadForm,
     response_model=UploadPublic,
     status=201,
     errors=(404,),

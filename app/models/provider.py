@@ -1,5 +1,6 @@
 """Provider aggregate: the provider and its licences, filings, certifications, datacenters, offers."""
 
+import re
 import unicodedata
 from datetime import UTC, date, datetime
 from typing import Any, Optional
@@ -7,6 +8,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from flask_babel import gettext as _
 from pydantic import ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 from sqlmodel import JSON, Column, Field, Relationship, SQLModel
 
 from app.models.enums import (
@@ -36,6 +38,17 @@ from app.models.versioning import Versioned
 def utcnow() -> datetime:
     """Current time in UTC, timezone-aware."""
     return datetime.now(UTC)
+
+
+_DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def strict_date(value: Any) -> Any:
+    """A date is a date or YYYY-MM-DD text; a number or other text (pydantic reads 0 and "0" as 1970-01-01,
+    and a midnight datetime as its day) is refused, as the document's format: date says."""
+    if isinstance(value, (int, float)) or (isinstance(value, str) and not _DATE_TEXT.fullmatch(value)):
+        raise PydanticCustomError("date_type", "a date is YYYY-MM-DD")
+    return value
 
 
 def _str_enum(length: int = 20) -> dict[str, Any]:
@@ -171,6 +184,11 @@ class LicenceBase(_Clean):
     def _coverage(cls, value: Any) -> Any:
         return split_list(value)
 
+    @field_validator("issued_on", "expires_on", mode="before")
+    @classmethod
+    def _date_text(cls, value: Any) -> Any:
+        return strict_date(value)
+
     @field_validator("expires_on")
     @classmethod
     def _dates(cls, value: Optional[date], info: ValidationInfo) -> Optional[date]:
@@ -217,6 +235,11 @@ class CertificationBase(_Clean):
     number: Optional[SingleLine] = Field(default=None, max_length=80)
     issuer: Optional[SingleLine] = Field(default=None, max_length=120)
     expires_on: Optional[date] = None
+
+    @field_validator("expires_on", mode="before")
+    @classmethod
+    def _date_text(cls, value: Any) -> Any:
+        return strict_date(value)
 
     @field_validator("name")
     @classmethod

@@ -17,6 +17,7 @@ from typing import Any
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
+from app.localtime import aware
 from app.models import Offer
 from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunOrigin, RunState
@@ -404,6 +405,6 @@ def _fact_entry(run: BenchRun) -> dict[str, Any]:
         "trial_server": None,
         "offer_id": run.offer_id,
         "suite": run.suite,
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "finished_at": aware(run.finished_at).isoformat() if run.finished_at else None,
         "comparisons": run.comparisons,
     }
