@@ -22,7 +22,7 @@ UNCHECKED = "unchecked"
 
 
 class Verdict(Protocol):
-    """What app.services.verdicts.ProviderVerdict offers (the advice does not import the services)."""
+    """What the advice reads of app.services.verdicts.ProviderVerdict (any object with its to_dict)."""
 
     def to_dict(self) -> dict[str, Any]: ...
 
