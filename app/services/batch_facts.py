@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 from app.models import Provider
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
 from app.models.trials import BenchRun, RunState, TrialServer
-from app.services import bench_runs, bench_uploads, lookups
+from app.services import bench_runs, bench_uploads, credit, lookups
 from app.services.evidence import FOOTER_HOME, FOOTER_PAGE, footer_fact_of
 from app.services.facts import load_fact_sources
 
@@ -193,6 +193,7 @@ BATCH_SOURCES: dict[str, BatchSource] = {
     "icp_lookup": lookup_batch(LookupKind.icp),  # lookups.lookup_facts
     "licence_lookup": lookup_batch(LookupKind.licence),
     "benchmarks": benchmarks_batch,  # bench_runs.benchmarks_fact
+    "credit": credit.credit_batch,  # credit.credit_facts
 }
 
 

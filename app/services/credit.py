@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from flask_babel import gettext as _
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col, func, select
 
 from app.localtime import aware
 from app.models import AuditEntry, Provider
@@ -467,12 +467,34 @@ def report_credit(session: Session, provider: Provider) -> dict[str, Any] | None
     }
 
 
+def facts_of(provider: Any, latest: Iterable[CreditRecord]) -> dict[str, Any] | None:
+    """The "credit" fact from each system's latest record: those looked up by the provider's USCC."""
+    order = list(CreditSource)
+    records = sorted(
+        (record for record in latest if provider.uscc and record.uscc == provider.uscc),
+        key=lambda record: order.index(CreditSource(record.source)),
+    )
+    return {"records": [record_dict(record) for record in records]} if records else None
+
+
 @fact_source("credit")
 def credit_facts(session: Session, provider: Any) -> dict[str, Any] | None:
     """The latest record of each system looked up by the provider's USCC, for the credit rules."""
-    latest = latest_by_source(session, provider_id=provider.id)
-    records = [record_dict(r) for r in latest.values() if provider.uscc and r.uscc == provider.uscc]
-    return {"records": records} if records else None
+    return facts_of(provider, latest_by_source(session, provider_id=provider.id).values())
+
+
+def credit_batch(session: Session, providers: Sequence[Provider]) -> dict[int, Any]:
+    """The "credit" fact of many providers in one statement (app.services.batch_facts)."""
+    ids = [provider.id for provider in providers]
+    order = (col(CreditRecord.looked_at).desc(), col(CreditRecord.id).desc())
+    partition = (CreditRecord.provider_id, CreditRecord.source)
+    rank = func.row_number().over(partition_by=partition, order_by=order).label("rank")
+    ranked = select(CreditRecord.id, rank).where(col(CreditRecord.provider_id).in_(ids)).subquery()
+    latest = select(ranked.c.id).where(ranked.c.rank == 1)
+    by_provider: dict[int, list[CreditRecord]] = {provider_id: [] for provider_id in ids}  # type: ignore[misc]
+    for record in session.exec(select(CreditRecord).where(col(CreditRecord.id).in_(latest))).all():
+        by_provider[record.provider_id].append(record)
+    return {provider.id: facts_of(provider, by_provider[provider.id]) for provider in providers}  # type: ignore[index]
 
 
 def _name_the_evidence() -> None:
