@@ -105,17 +105,59 @@ def _clean_model_names() -> set[str]:
     return found
 
 
-def _document_blank_as_null(schemas: dict[str, Any], request_roots: list[str]) -> None:
-    """Registry input read blank text ("") as null: each nullable property of those request bodies lists
-    the empty string too, so the document admits what the API accepts."""
+# How the registry's input models read what a web form sends: blank text is null, numbers and yes/no may be
+# text ("4", "４", "yes") and lists one text ("广东、北京"), as pydantic's lax mode and the models' cleaning
+# allow.
+BLANK_TEXT = {"type": "string", "maxLength": 0}
+NUMBER_TEXT = {"type": "string", "pattern": "[0-9０-９]"}  # text holding digits; what pydantic reads of it
+YES_NO = ["0", "1", "true", "false", "yes", "no", "on", "off", "t", "f", "y", "n", 0, 1]
+LAX_KEYS = (
+    "anyOf",
+    "type",
+    "enum",
+    "const",
+    "$ref",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+)
+
+
+def _lax_options(options: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The forms' extra ways of writing the values `options` describe."""
+    kinds = {option.get("type") for option in options}
+    extra = [BLANK_TEXT] if "null" in kinds else []
+    if kinds & {"integer", "number"}:
+        extra.append(NUMBER_TEXT)
+    if "boolean" in kinds:
+        extra.append({"enum": YES_NO})
+    if "array" in kinds:
+        extra.append({"type": "string"})  # items in one text, separated by 、 or commas
+    return extra
+
+
+def _document_lax_input(schemas: dict[str, Any], request_roots: list[str]) -> None:
+    """Each property of the registry's request bodies also lists what the API reads leniently (blank text
+    as null, numbers and yes/no as text), so that the document admits what the API accepts."""
     clean = _clean_model_names()
     for name in _reachable(schemas, request_roots):
         if name.removesuffix("-Input") not in clean:
             continue
         for prop in schemas[name].get("properties", {}).values():
-            options = prop.get("anyOf")
-            if options and {"type": "null"} in options:
-                options.append({"type": "string", "maxLength": 0})
+            options = prop.get("anyOf", [prop])
+            extra = _lax_options(options)
+            if not extra:
+                continue
+            if "anyOf" in prop:
+                prop["anyOf"] = options + extra
+            else:  # a single type: it becomes the first option, keeping title, default and description
+                core = {key: prop.pop(key) for key in LAX_KEYS if key in prop}
+                prop["anyOf"] = [core, *extra]
 
 
 def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +255,7 @@ def build_document(prefix: str) -> dict[str, Any]:
         for model in (op.request_model, op.form_model)
         if model is not None
     ]
-    _document_blank_as_null(schemas, request_roots)
+    _document_lax_input(schemas, request_roots)
     for op in OPERATIONS:
         if op.query_model is not None:  # its fields became parameters; its enums stay as components
             schemas.pop(refs[(op.query_model, "validation")]["$ref"].rsplit("/", 1)[-1], None)

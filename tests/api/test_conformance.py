@@ -52,13 +52,22 @@ def test_blank_list_parameters_are_documented_as_not_given(doc, api, tokens):
     assert not any(param.get("allowEmptyValue") for param in other)
 
 
-def test_blank_text_reads_as_null_in_registry_input_only(doc):
+def test_what_registry_input_reads_leniently_is_documented(doc, api, tokens):
     schemas = doc["components"]["schemas"]
     blank = {"type": "string", "maxLength": 0}
     assert blank in schemas["LicenceIn"]["properties"]["expires_on"]["anyOf"]
     assert blank in schemas["ProviderCreate"]["properties"]["uscc"]["anyOf"]
     assert blank not in schemas["LicencePublic"]["properties"]["expires_on"]["anyOf"]
     assert blank not in schemas["LicencePatch"]["properties"]["expires_on"]["anyOf"]
+    gpus = schemas["OfferIn"]["properties"]["gpus_per_node"]["anyOf"]
+    assert gpus[0]["type"] == "integer" and any(option.get("pattern") for option in gpus[1:])
+    answer = api.post(
+        f"{PREFIX}/providers",
+        json=provider_payload(uscc="", offers=[{"gpu_model": "H800", "gpus_per_node": "８"}]),
+        headers=tokens["analyst"],
+    )
+    assert answer.status_code == 201, answer.get_json()
+    assert answer.get_json()["uscc"] is None and answer.get_json()["offers"][0]["gpus_per_node"] == 8
 
 
 def test_manual_lookup_documents_multipart_only_and_its_415(doc, api, tokens, arrange):
