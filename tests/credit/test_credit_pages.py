@@ -49,6 +49,8 @@ def test_the_form_records_and_the_tab_shows_capital_founding_date_and_status(app
     assert "存续" in credit and "被执行记录 1 条" in credit and "liwei" in credit
     assert f'href="/evidence/{record.evidence_id}"' in credit
     assert tab.index('id="provider-name"') < tab.index('id="credit"') < tab.index('id="verdict"')
+    detail = analyst.get(f"/evidence/{record.evidence_id}").get_data(as_text=True)
+    assert 'id="evidence-image"' in detail and "企业信用人工查询截图" in detail
 
     analyst.get("/lang/en")
     tab = analyst.get(f"/providers/{provider.id}/credentials").get_data(as_text=True)
