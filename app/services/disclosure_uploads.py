@@ -52,16 +52,17 @@ MB = 1024 * 1024
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _JPEG_MAGIC = b"\xff\xd8\xff"
 _PDF_MAGIC = b"%PDF-"
-# Markup or script a browser (or a PHP server) would run if it were ever asked to read the bytes as a page.
-# Patterns of five or more bytes, so compressed data matches one only by rare chance.
-_MARKUP = re.compile(
-    rb"<\s*(?:script|html|body|iframe|object|embed|meta|link|style|form)\b|<(?:svg|img)\s|<!doctype|<\?php"
-    rb"|javascript:",
-    re.IGNORECASE,
+# Markup or script a browser (or a PHP server) would run if it were ever asked to read the bytes as a page,
+# searched in lowered bytes. Patterns of five or more bytes, so compressed data matches one only by rare
+# chance; each starts with "<" (or is "javascript:"), which the engine finds without trying every byte.
+_TAG = re.compile(
+    rb"<(?:\s*(?:script|html|body|iframe|object|embed|meta|link|style|form)\b|(?:svg|img)\s|!doctype|\?php)"
 )
-# Stream contents are compressed bytes where a short PDF name would match by chance: names are looked for
+_SCRIPT_URL = b"javascript:"
+# A stream's contents are compressed bytes where a short PDF name would match by chance: names are looked for
 # outside them (and in every object by pypdf's walk).
-_PDF_STREAM = re.compile(rb"stream\r?\n.*?endstream", re.DOTALL)
+_STREAM_OPEN = re.compile(rb"stream\r?\n")
+_STREAM_END = b"endstream"
 # PDF names that run code, act by themselves or embed files; #xx spells a character (/J#53 is /JS).
 _PDF_ACTIVE = re.compile(rb"/(?:JS|JavaScript|AA|Launch|RichMedia|XFA)(?![A-Za-z0-9])")
 _PDF_EMBEDDED = re.compile(rb"/(?:EmbeddedFiles?|EF|FileAttachment)(?![A-Za-z0-9])")
@@ -120,10 +121,34 @@ def _polyglot(field: str) -> InvalidInput:
     )
 
 
+def _has_markup(data: bytes) -> bool:
+    """Whether the bytes hold HTML or script (any case)."""
+    lowered = data.lower()
+    return _SCRIPT_URL in lowered or _TAG.search(lowered) is not None
+
+
+def _outside_streams(data: bytes) -> bytes:
+    """The PDF's bytes with every stream's contents left out ("stream endstream" in their place)."""
+    kept, position = [], 0
+    while (start := data.find(b"stream", position)) >= 0:
+        opening = _STREAM_OPEN.match(data, start)
+        if opening is None:
+            kept.append(data[position : start + 6])
+            position = start + 6
+            continue
+        end = data.find(_STREAM_END, opening.end())
+        if end < 0:
+            break  # no stream ends after this one: the rest is structure
+        kept.append(data[position:start] + b"stream endstream")
+        position = end + len(_STREAM_END)
+    kept.append(data[position:])
+    return b"".join(kept)
+
+
 def _check_picture(data: bytes, media_type: str, field: str) -> None:
     from PIL import Image, UnidentifiedImageError
 
-    if _PDF_MAGIC in data or _MARKUP.search(data):
+    if _PDF_MAGIC in data or _has_markup(data):
         raise _polyglot(field)
     if media_type == PNG:
         end = data.rfind(b"IEND")
@@ -164,7 +189,7 @@ class _Decoded:
         self.total += len(contents)
         if self.total > MAX_PDF_DECODED_BYTES:
             return TOO_LARGE
-        return MARKUP if _MARKUP.search(contents) else None
+        return MARKUP if _has_markup(contents) else None
 
 
 def _pdf_finding(reader: Any) -> str | None:
@@ -211,13 +236,13 @@ def _pdf_refusal(finding: str, field: str) -> InvalidInput:
 
 def _check_pdf_bytes(data: bytes, field: str) -> None:
     """Refuse by the raw bytes: active names or embedded files outside streams, markup anywhere."""
-    structure = _PDF_STREAM.sub(b"stream endstream", data)
+    structure = _outside_streams(data)
     unescaped = _PDF_NAME_ESCAPE.sub(lambda match: bytes([int(match.group(1), 16)]), structure)
     if _PDF_ACTIVE.search(unescaped):
         raise _pdf_refusal(ACTIVE, field)
     if _PDF_EMBEDDED.search(unescaped):
         raise _pdf_refusal(EMBEDDED, field)
-    if _MARKUP.search(data) or data.find(_PDF_MAGIC, 1) >= 0:
+    if _has_markup(data) or data.find(_PDF_MAGIC, 1) >= 0:
         raise _polyglot(field)
 
 

@@ -117,3 +117,14 @@ def test_a_pdf_too_large_to_decompress_is_refused(monkeypatch):
     assert accepted(data)
     monkeypatch.setattr(disclosure_uploads, "MAX_PDF_DECODED_BYTES", 40_000)
     assert "解压后内容过大" in refusal(data)
+
+
+def test_the_byte_checks_take_time_in_proportion_to_the_file():
+    import time
+
+    unterminated = b"%PDF-1.4\n" + b"1 0 obj << >>\nstream\n" * 100_000  # no stream ever ends
+    angles = b"%PDF-1.4\n" + b"<" * 2_000_000
+    for data in (unterminated, angles):
+        start = time.perf_counter()
+        disclosure_uploads._check_pdf_bytes(data, FIELD)
+        assert time.perf_counter() - start < 2
