@@ -999,10 +999,14 @@ def _intranet(a: Assessment, ctx: Context) -> None:
         )
 
 
+TRANSPORT_NAMES = {"tcp": "TCP", "roce": "RoCE", "infiniband": "InfiniBand"}  # as the reasons write them
+
+
 def _too_slow_texts(
     needs: Needs, value: float, source: str, effective: float, transport: str, sync: float | None
 ) -> tuple[str, str]:
     zh, en = SOURCE_LABELS[source]
+    transport = TRANSPORT_NAMES.get(transport, transport)
     return (
         f"内网 {fmt(value)} Gbps（{zh}，{transport}）有效约 {fmt(effective)} Gbps，同步一次约 {fmt(sync)} s，"
         f"超出你允许的 {fmt(needs.sync_budget_s)} s；需要 {fmt(needs.needed_effective_gbps)} Gbps",

@@ -83,6 +83,7 @@ def test_a_claimed_rdma_figure_contradicted_by_the_measured_intranet_does_not_sc
     a = by_id[1]
     assert codes(a.excluded) == ["intranet.too_slow"]
     assert a.excluded[0].source == "measured" and "46 Gbps" in a.excluded[0].en
+    assert "（实测，TCP）" in a.excluded[0].zh  # the transport named as written, on the measured figure
     assert a.excluded[0].link == "/bench-runs/7"
     assert by_id[2].rank == 1  # the same claims without a measurement still count
     (mark,) = [m for m in a.marks if m.code == "evidence.rdma_contradicted"]
