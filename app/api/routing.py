@@ -85,6 +85,9 @@ def _check_query(model: type[BaseModel] | None) -> None:
     for name, value in request.args.items(multi=True):
         if "\x00" in value:
             raise ApiError(422, [FieldError(name, _("不能包含空字符 NUL"))])
+    repeated = sorted(name for name, values in request.args.lists() if len(values) > 1)
+    if repeated:
+        raise ApiError(422, [FieldError(name, _("只能给出一次")) for name in repeated])
 
 
 def api_route(

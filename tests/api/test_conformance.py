@@ -96,3 +96,9 @@ def test_every_operation_documents_422(doc, api, tokens):
     assert assert_error_shape(unknown, 422)[0]["field"] == "nonsense"
     description = doc["components"]["responses"]["UnprocessableEntity"]["description"]
     assert "业务规则" in description and "business rule" in description
+
+
+def test_a_query_parameter_given_twice_is_refused(api, tokens):
+    response = api.get(f"{PREFIX}/providers?q=a&q=b&verdict=pass", headers=tokens["viewer"])
+    (error,) = assert_error_shape(response, 422)
+    assert error["field"] == "q"
