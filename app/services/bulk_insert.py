@@ -73,10 +73,10 @@ def _children(
 
 def insert_providers(
     connection: sa.Connection, providers: list[Provider], actor: tuple[int | None, str]
-) -> None:
-    """Insert new (unsaved) providers and their nested records inside the connection's transaction."""
+) -> list[int]:
+    """Insert new (unsaved) providers and their nested records in the connection's transaction; their ids."""
     if not providers:
-        return
+        return []
     audit = _Audit(actor)
     provider_rows = [_row(provider, Provider.__table__) for provider in providers]
     provider_ids = _insert(connection, Provider.__table__, provider_rows)
@@ -92,3 +92,4 @@ def insert_providers(
         if collection == "datacenters":
             datacenter_ids.update({id(record): new_id for record, new_id in zip(records, ids, strict=True)})
     connection.execute(sa.insert(AuditEntry.__table__), audit.rows)
+    return list(provider_ids)

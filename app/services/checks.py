@@ -425,15 +425,23 @@ def findings_overview(session: Session, *, query: OverviewQuery) -> OverviewPage
     idempotent=True,
 )
 def check_all_job(
-    session: Session, job: Any, *, only_unchecked: bool = False, today: str | None = None
+    session: Session,
+    job: Any,
+    *,
+    only_unchecked: bool = False,
+    today: str | None = None,
+    provider_ids: list[int] | None = None,
 ) -> dict[str, Any]:
-    """Job kind "vetting.check_all": check every provider (or those never checked) in batches, with progress.
+    """Job kind "vetting.check_all": check every provider (or those never checked, or `provider_ids`, e.g. the
+    providers an import wrote) in batches, with progress.
 
     `today` (YYYY-MM-DD) is the day the rules compare dates with (the daily schedule's period); default today.
     """
     stmt = select(Provider.id).order_by(col(Provider.id))
     if only_unchecked:
         stmt = stmt.where(never_checked())
+    if provider_ids is not None:
+        stmt = stmt.where(col(Provider.id).in_([int(value) for value in provider_ids]))
     provider_ids = list(session.exec(stmt).all())
     day = date.fromisoformat(today) if today else None
     from app.services.check_batch import check_providers  # it builds on this module

@@ -35,6 +35,7 @@ from app.services.errors import (
     ServiceError,
     from_validation_error,
 )
+from app.services.rechecks import recheck
 from app.services.versions import VersionedKind, check_version, commit_versioned
 from app.vetting.identifiers import identify, normalize_text
 
@@ -448,6 +449,14 @@ def _commit(session: Session, *, provider_id: int | None = None, expected: int |
         raise Conflict(_("与已有数据冲突：%(detail)s", detail=exc.orig), field="") from None
 
 
+def _recheck_if_checked(session: Session, provider_id: int) -> None:
+    """A provider checked before is checked again after an edit, so no page shows a verdict older than the
+    data it is about (a provider never checked stays so until someone runs the check)."""
+    checked = session.exec(select(Provider.latest_check_run_id).where(Provider.id == provider_id)).first()
+    if checked is not None:
+        recheck(session, provider_id=provider_id, since=datetime.now(UTC), cause="registry edit")
+
+
 def build_provider(*, data: Any) -> Provider:
     """Validate a provider with its nested records into new, unsaved objects (reads no database)."""
     payload: ProviderCreate = _validate(ProviderCreate, data)
@@ -535,6 +544,7 @@ def update_provider(session: Session, *, provider_id: int, patch: dict[str, Any]
             _replace_children(provider, collection, getattr(payload, collection))
     _touch(provider)
     _commit(session, provider_id=provider.id, expected=expected)
+    _recheck_if_checked(session, provider.id)
     return get_provider(session, provider_id=provider.id)
 
 
@@ -576,6 +586,7 @@ def save_child(
     _apply_child(provider, kind, record, payload, "")
     _touch(provider)
     _commit(session, provider_id=provider_id, expected=expected)
+    _recheck_if_checked(session, provider_id)
     return record
 
 
@@ -602,3 +613,4 @@ def delete_child(
     )  # explicit, so the audit trail sees it (orphan removal alone is not in session.deleted)
     _touch(provider)
     _commit(session, provider_id=provider_id, expected=expected)
+    _recheck_if_checked(session, provider_id)

@@ -1075,6 +1075,7 @@ class _Checked:
     updates: dict[int, dict[str, Any]] = field(default_factory=dict)  # candidate index -> merged data
     new: dict[int, Provider] = field(default_factory=dict)  # candidate index -> unsaved provider
     problems: list[ImportProblem] = field(default_factory=list)
+    written: list[int] = field(default_factory=list)  # ids of the providers applying changed or created
 
 
 def _matches(session: Session, candidates: list[_Candidate], checked: _Checked) -> list[Provider | None]:
@@ -1199,8 +1200,9 @@ def _write_all(session: Session, checked: _Checked) -> list[ImportProblem]:
                 session.rollback()
                 return [ImportProblem(plan.row, "", message)]
             import_plan.apply_update(provider, data)
-        insert_providers(session.connection(), list(checked.new.values()), actor)
+        created = insert_providers(session.connection(), list(checked.new.values()), actor)
         session.commit()
+        checked.written = [plan.provider_id for plan in plans.values()] + created
     except sa.orm.exc.StaleDataError:
         session.rollback()
         return _write_problem(_("写入时发现有人同时修改了其中的供应商，没有写入任何数据。请重新预览。"))
@@ -1213,6 +1215,18 @@ def _write_all(session: Session, checked: _Checked) -> list[ImportProblem]:
         session.rollback()
         return _write_problem(exc.errors[0].message if exc.errors else str(exc))
     return []
+
+
+def _check_written(session: Session, provider_ids: list[int]) -> None:
+    """Check every provider the import created or changed, in the background: a file's licences and
+    filings are vetted as soon as they land, never left unchecked until the nightly re-check."""
+    from flask import has_app_context
+
+    if not provider_ids or not has_app_context():  # outside the app (a script) the nightly check catches up
+        return
+    from app.jobs import enqueue
+
+    enqueue(session, kind="vetting.check_all", params={"provider_ids": sorted(provider_ids)})
 
 
 def import_provider_dicts(
@@ -1246,8 +1260,10 @@ def _import(
     progress: Progress = _no_progress,
     expected: list[Any] | None = None,
     columns: dict[str, str] | None = None,
+    check_written: bool = False,
 ) -> ImportReport:
-    """Check everything first (reads only), then write all in one short transaction, or nothing."""
+    """Check everything first (reads only), then write all in one short transaction, or nothing;
+    `check_written` queues a credential check of the providers written."""
     report = ImportReport(format=format, dry_run=dry_run, providers=len(candidates))
     report.names = [candidate.name for candidate in candidates]
     duplicate_problems, duplicated = _duplicates(candidates)
@@ -1268,6 +1284,8 @@ def _import(
         problems = _write_all(session, checked)
         report.applied, report.conflict = not problems, bool(problems)
         report.created = len(checked.new) if report.applied else 0
+        if report.applied and check_written:
+            _check_written(session, checked.written)
     progress(len(candidates), len(candidates), "")
     report.problems = _in_file_terms(problems, columns or {})
     if not candidates and not report.problems:
@@ -1312,4 +1330,5 @@ def import_providers(
         progress=progress,
         expected=expected,
         columns=columns,
+        check_written=True,
     )

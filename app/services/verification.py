@@ -26,6 +26,7 @@ from app.localtime import aware
 from app.models import Provider
 from app.models.bench_figure import BenchFigure
 from app.models.checks import CheckRun, StoredFinding
+from app.models.credit import CreditRecord
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
 from app.models.provider import Certification, Filing, Licence, Offer
 from app.vetting.identifiers import identify
@@ -68,6 +69,7 @@ KIND_NAMES: dict[str, tuple[str, str]] = {
     "psb_filing": ("公安备案", "public-security filing"),
     "certification": ("认证", "certification"),
     "footer": ("网站页脚", "website footer"),
+    "credit": ("企业信用记录", "enterprise credit record"),
     "offer": ("报价", "offer"),
 }
 # Offer fields that claim something a run can measure: field -> (figure, zh, en).
@@ -88,6 +90,7 @@ MISSING_TEXT: dict[str, tuple[str, str]] = {
     "lookup": ("未经官方查询", "not looked up"),
     "footer": ("未核查", "not checked"),
     "footer_failed": ("抓取失败，未核查", "could not be fetched, not checked"),
+    "credit": ("未查询公示系统", "not looked up in the publicity systems"),
     "measure": ("未实测", "not measured"),
     "by_hand": ("待人工核实", "to be verified by hand"),
 }
@@ -184,6 +187,8 @@ class _Evidence:
     measured: dict[int, dict[str, Any]] = field(default_factory=dict)
     figure_verdicts: dict[tuple[int, str], str | None] = field(default_factory=dict)
     websites: dict[int, str | None] = field(default_factory=dict)
+    usccs: dict[int, str | None] = field(default_factory=dict)
+    credit: dict[int, CreditRecord] = field(default_factory=dict)
 
 
 def _children(session: Session, ids: list[int], found: _Evidence) -> None:
@@ -247,6 +252,46 @@ def _latest_findings(session: Session, ids: list[int]) -> dict[int, list[StoredF
     return found
 
 
+def _latest_credit(session: Session, ids: list[int]) -> dict[int, CreditRecord]:
+    """Each provider's latest enterprise credit record (app.services.credit: the latest one decides)."""
+    rows = session.exec(
+        select(CreditRecord)
+        .where(col(CreditRecord.provider_id).in_(ids))
+        .options(defer(CreditRecord.enforcements))  # type: ignore[arg-type]
+        .order_by(col(CreditRecord.looked_at), col(CreditRecord.id))
+    ).all()
+    return {row.provider_id: row for row in rows}
+
+
+def _credit_item(record: CreditRecord | None, uscc: str | None) -> ItemVerification:
+    name = uscc or ""
+    if record is None:
+        zh, en = MISSING_TEXT["credit"]
+        return ItemVerification("credit", "credit", name, UNVERIFIED, zh, en)
+    common = {"at": aware(record.looked_at), "by": record.recorded_by_name, "evidence_id": record.evidence_id}
+    if record.uscc != (uscc or ""):
+        return ItemVerification(
+            "credit",
+            "credit",
+            name,
+            CONTRADICTED,
+            f"信用记录按另一个统一社会信用代码 {record.uscc} 查询",
+            f"the credit record was looked up by another credit code, {record.uscc}",
+            **common,
+        )
+    manual = str(record.method) == "manual"
+    source = str(getattr(record.source, "value", record.source))
+    return ItemVerification(
+        "credit",
+        "credit",
+        name,
+        BY_HAND if manual else VERIFIED,
+        f"{source} 信用记录 #{record.id}" + ("（人工记录）" if manual else ""),
+        f"{source} credit record #{record.id}" + (" (recorded by hand)" if manual else ""),
+        **common,
+    )
+
+
 def _measurements(session: Session, ids: list[int], today: date, found: _Evidence) -> None:
     from app.services.cases import offer_measurements
 
@@ -268,9 +313,11 @@ def _read(session: Session, ids: list[int], today: date) -> _Evidence:
     found.lookups = _counting_lookups(session, ids)
     found.footers = _latest_footers(session, ids)
     found.findings = _latest_findings(session, ids)
-    found.websites = dict(
-        session.exec(select(Provider.id, Provider.website).where(col(Provider.id).in_(ids))).all()
-    )
+    for provider_id, website, uscc in session.exec(
+        select(Provider.id, Provider.website, Provider.uscc).where(col(Provider.id).in_(ids))
+    ).all():
+        found.websites[provider_id], found.usccs[provider_id] = website, uscc
+    found.credit = _latest_credit(session, ids)
     _measurements(session, ids, today, found)
     return found
 
@@ -578,6 +625,7 @@ def _provider_items(
             _number_item(subject, kind, filing.number or filing.number_raw, lookup, about.get(subject))
         )
     items.append(_footer_item(found.footers.get(provider_id), found.websites.get(provider_id), findings))
+    items.append(_credit_item(found.credit.get(provider_id), found.usccs.get(provider_id)))
     cert_lookup = found.lookups.get((provider_id, LookupKind.certification.value))
     for cert in found.certifications.get(provider_id, []):
         items.append(_certification_item(cert, cert_lookup, about.get(f"certification:{cert.id}")))

@@ -189,3 +189,16 @@ def test_deleting_the_provider_removes_its_credit_records(session, provider, ana
     provider_service.delete_provider(session, provider_id=provider.id)
     assert session.exec(select(CreditRecord)).all() == []
     assert session.exec(select(Evidence)).all() == []
+
+
+def test_the_credit_record_is_an_item_of_the_per_item_verification(session, provider, analyst):
+    from app.services import verdicts, verification
+
+    (before,) = [item for item in verification.verification_of(session, provider.id) if item.kind == "credit"]
+    assert before.status == "unverified" and before.name == USCC
+    record = _record(session, provider, analyst)
+    session.expire_all()
+    (after,) = [item for item in verification.verification_of(session, provider.id) if item.kind == "credit"]
+    assert after.status == "verified_by_hand" and after.evidence_id == record.evidence_id
+    assert after.status == credit.credit_verification(session, provider.id)["status"]  # the two agree
+    assert "credit" not in {item.kind for item in verdicts.verdict_of(session, provider.id).unverified_items}

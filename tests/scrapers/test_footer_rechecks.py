@@ -20,4 +20,7 @@ def test_a_footer_scrape_stores_a_new_check_run(scrape_app, session, site, analy
     runs = session.exec(select(CheckRun).where(CheckRun.provider_id == provider.id)).all()
     assert len(runs) == 1 and "footer" in runs[0].fact_names
     verdict = verdicts.verdict_of(session, provider.id)
-    assert verdict.check_run_id == runs[0].id and verdict.unverified == ("lookup", "trial")
+    # the provider holds no licence, filing or offer: the footer is verified, the credit record is not
+    assert verdict.check_run_id == runs[0].id and verdict.unverified == ("lookup",)
+    statuses = [(item.subject, item.status) for item in verdict.items]
+    assert statuses == [("footer", "verified"), ("credit", "unverified")]

@@ -1,0 +1,100 @@
+"""Checks follow every change (issue 24 item 4): editing a checked provider's records re-runs its check, and
+an import queues a check of every provider it wrote."""
+
+from __future__ import annotations
+
+import json
+from datetime import date, timedelta
+
+from sqlmodel import Session, func, select
+
+from app.models import Provider
+from app.models.checks import CheckRun
+from app.models.jobs import Job
+from app.services import checks, providers, verdicts
+from app.services.demo import load_demo
+from app.services.transfer import import_providers
+from tests.checks.test_verdicts import COMPLIANT
+
+
+def _runs(session: Session, provider_id: int) -> int:
+    session.expire_all()
+    return session.exec(select(func.count()).where(CheckRun.provider_id == provider_id)).one()
+
+
+def _compliant(session: Session) -> Provider:
+    load_demo(session)
+    return session.exec(select(Provider).where(Provider.legal_name == COMPLIANT)).one()
+
+
+def test_a_licence_edited_to_expire_in_five_days_shows_at_once_without_a_click(app, session):
+    provider = _compliant(session)
+    checks.run_check(session, provider_id=provider.id)
+    assert verdicts.verdict_of(session, provider.id).level == "pass"
+    licence = provider.licences[0]
+    data = {
+        "number_raw": licence.number_raw,
+        "business_items": licence.business_items,
+        "coverage": licence.coverage,
+        "b11_includes_resource_collab": licence.b11_includes_resource_collab,
+        "expires_on": (date.today() + timedelta(days=5)).isoformat(),
+    }
+    with app.test_request_context():
+        providers.save_child(
+            session,
+            provider_id=provider.id,
+            collection="licences",
+            child_id=licence.id,
+            data=data,
+            expected_version=provider.version,
+        )
+    verdict = verdicts.verdict_of(session, provider.id)
+    assert verdict.level == "needs_review" and not verdict.outdated
+    run = session.get(CheckRun, verdict.check_run_id)
+    found = {finding.rule_id for finding in checks.run_findings(session, check_run_id=run.id)}
+    assert "licence.expiring" in found
+
+
+def test_an_edit_of_a_provider_never_checked_runs_no_check(app, session):
+    provider = _compliant(session)
+    with app.test_request_context():
+        providers.update_provider(
+            session, provider_id=provider.id, patch={"version": provider.version, "short_name": "星河"}
+        )
+    assert _runs(session, provider.id) == 0
+
+
+def test_deleting_a_record_of_a_checked_provider_checks_it_again(app, session):
+    provider = _compliant(session)
+    checks.run_check(session, provider_id=provider.id)
+    before = _runs(session, provider.id)
+    with app.test_request_context():
+        providers.delete_child(
+            session,
+            provider_id=provider.id,
+            collection="licences",
+            child_id=provider.licences[0].id,
+            expected_version=provider.version,
+        )
+    assert _runs(session, provider.id) == before + 1
+    assert verdicts.verdict_of(session, provider.id).level == "fail"  # no licence at all now
+
+
+def test_an_import_queues_a_check_of_every_provider_it_wrote(app, session):
+    document = {
+        "providers": [
+            {"legal_name": "示例导入一科技有限公司", "licences": [{"number_raw": "京B9-2025"}]},
+            {"legal_name": "示例导入二科技有限公司"},
+        ]
+    }
+    with app.test_request_context():
+        report = import_providers(session, data=json.dumps(document, ensure_ascii=False), format="json")
+    assert report.applied and report.created == 2
+    written = sorted(session.exec(select(Provider.id)).all())
+    job = session.exec(select(Job).where(Job.kind == "vetting.check_all")).one()
+    assert job.params["provider_ids"] == written
+    with app.test_request_context():
+        result = checks.check_all_job(session, job, provider_ids=job.params["provider_ids"])
+    assert result["checked"] == 2
+    statuses = session.exec(select(Provider.status)).all()
+    assert set(map(str, statuses)) == {"candidate"}
