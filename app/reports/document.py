@@ -380,6 +380,13 @@ SECTIONS: list[tuple[str, str]] = [
 ]
 
 
+def verification_by_subject(sources: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each item's verification from the snapshot's verdict ('licence:3' -> status, reason, by, at)."""
+    verdict = sources.get("verdict") or {}
+    items = (verdict.get("data") or {}).get("items") or [] if verdict.get("status") == "ok" else []
+    return {item["subject"]: item for item in items if isinstance(item, dict) and item.get("subject")}
+
+
 def provider_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) -> dict[str, Any]:
     """Everything the provider report template needs, computed from the snapshot and the export's meta."""
     labels = Labels(language)
@@ -408,6 +415,7 @@ def provider_context(inputs: dict[str, Any], meta: dict[str, Any], language: str
         "checks_status": checks.get("status"),
         "checked": checked,
         "by_subject": by_subject,
+        "verification": verification_by_subject(sources),
         "uscc_check": number_check(inputs.get("uscc_check"), labels),
         "licences": [(item, number_check(item.get("check"), labels)) for item in inputs["licences"]],
         "filings": [(item, number_check(item.get("check"), labels)) for item in inputs["filings"]],

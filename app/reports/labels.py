@@ -95,6 +95,7 @@ TEXT: dict[str, tuple[str, str]] = {
     "number": ("编号", "Number"),
     "format_check": ("格式校验", "Format check"),
     "official_check": ("核查结果", "Check result"),
+    "verification": ("核实", "Verification"),
     "format_ok": ("格式正确", "Well-formed"),
     "format_bad": ("格式错误", "Malformed"),
     "format_warn": ("需核对", "Check"),

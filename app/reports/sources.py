@@ -113,7 +113,8 @@ def _verdict(session: Session, provider: Any) -> dict[str, Any]:
     """The same verdict the provider list and pages show (app.services.verdicts)."""
     from app.services.verdicts import verdict_of
 
-    return verdict_of(session, provider.id).to_dict()
+    verdict = verdict_of(session, provider.id)
+    return {**verdict.to_dict(), "items": [item.to_dict() for item in verdict.items]}
 
 
 # ---------------------------------------------------------------- stored evidence (issue 3)

@@ -260,3 +260,23 @@ def test_verifications_of_a_page_take_a_constant_number_of_statements(session, c
         return len(counted)
 
     assert statements(ids) == statements(ids[:1]) and len(ids) >= 10
+
+
+def test_the_report_shows_each_items_verification_in_both_languages(session, compliant):
+    from app.services import reports
+
+    _record_manual(
+        session,
+        compliant,
+        "psb",
+        holder_name=COMPLIANT,
+        number="京公网安备11010802099901号",
+        domain="a.example",
+    )
+    author = reports.Author(None, "测试")
+    zh = reports.provider_report_html(session, provider_id=compliant.id, language="zh", author=author)
+    en = reports.provider_report_html(session, provider_id=compliant.id, language="en", author=author)
+    licences = re.search(r'<table id="licences">.*?</table>', zh, re.S).group(0)
+    assert 'class="small verification v-unverified"' in licences and "未经官方查询" in licences
+    filings = re.search(r'<table id="filings">.*?</table>', en, re.S).group(0)
+    assert "v-verified_by_hand" in filings and "an official lookup recorded by hand" in filings
