@@ -267,7 +267,9 @@ def store_files(
     """Check and keep each uploaded file; its field then names the new upload (a refusal goes there)."""
     for key, (data, filename) in files.items():
         try:
-            checked = disclosure_uploads.check(data, field=key, max_bytes=max_bytes)
+            checked = disclosure_uploads.kept_copy(session, invitation.id, data)
+            if checked is None:
+                checked = disclosure_uploads.check(data, field=key, max_bytes=max_bytes)
             upload = disclosure_uploads.store(
                 session, invitation, field=key, filename=filename, checked=checked, quota=quota
             )

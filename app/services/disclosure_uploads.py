@@ -291,6 +291,15 @@ def _kept_evidence(session: Session, invitation_id: int, sha256: str) -> int | N
     ).first()
 
 
+def kept_copy(session: Session, invitation_id: int, data: bytes) -> Checked | None:
+    """The bytes as accepted before when this invitation already keeps them (no need to check them again)."""
+    evidence_id = _kept_evidence(session, invitation_id, hashlib.sha256(data).hexdigest())
+    if evidence_id is None:
+        return None
+    media_type = session.exec(select(Evidence.content_type).where(Evidence.id == evidence_id)).one()
+    return Checked(data, media_type)
+
+
 def _check_quota(
     kept: list[DisclosureUpload], replaced: list[DisclosureUpload], new_bytes: int, quota: Quota, field: str
 ) -> None:

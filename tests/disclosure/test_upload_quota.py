@@ -57,6 +57,21 @@ def test_saving_the_same_file_again_and_again_keeps_one_copy(invited):
     assert stored(session) == (1, 1, len(scan))
 
 
+@SQLITE_ONLY
+def test_bytes_already_kept_are_not_checked_again(invited, monkeypatch):
+    client, session, _invitation, token = invited
+    scan = samples.png((300, 200))
+    save(client, token, {LICENCE: scan})
+
+    def no_second_check(*args, **kwargs):
+        raise AssertionError("checked again")
+
+    monkeypatch.setattr(disclosure_uploads, "check", no_second_check)
+    html = save(client, token, {LICENCE: scan, CERTIFICATE: scan}).get_data(as_text=True)
+    assert "checked again" not in html
+    assert stored(session) == (2, 1, len(scan))
+
+
 def test_a_new_file_for_a_field_replaces_the_old_one_and_its_bytes(invited):
     client, session, _invitation, token = invited
     save(client, token, {LICENCE: samples.png(colour="teal")})
