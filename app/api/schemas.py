@@ -48,6 +48,30 @@ class AuditEntryList(BaseModel):
     items: list[AuditEntryPublic]
 
 
+class ItemVerificationPublic(BaseModel):
+    """One item's verification (app.services.verification): a licence, filing, certification, the footer,
+    the credit record or an offer's claimed figure."""
+
+    subject: str = Field(
+        description="licence:3, filing:5, certification:2, footer, credit, offer:7:intranet_gbps"
+    )
+    kind: str = Field(
+        description="licence, icp_filing, icp_licence, psb_filing, certification, footer, credit, offer"
+    )
+    name: str
+    status: Literal["unverified", "verified", "verified_by_hand", "contradicted", "expired"]
+    status_zh: str
+    status_en: str
+    reason_zh: str
+    reason_en: str
+    at: datetime | None = Field(default=None, description="when the evidence was taken (RFC 3339)")
+    by: str
+    lookup_id: int | None = None
+    evidence_id: int | None = None
+    run_id: int | None = None
+    finding_rule: str | None = None
+
+
 class VerdictPublic(BaseModel):
     """The provider verdict shown on every page and report cover, worded with what was not verified."""
 
@@ -55,12 +79,20 @@ class VerdictPublic(BaseModel):
         description="pass | needs_review | fail | unchecked（从未核查 never checked）"
     )
     label_zh: str = Field(
-        description="中文结论，如 通过（仅依据登记数据；官方查询、网站页脚、试用测试未核实）"
+        description="中文结论，逐项列出未核实的项目，"
+        "如 通过（未核实：许可证 京B2-20202418 未经官方查询；网站页脚 未核查）"
     )
-    label_en: str = Field(description="in English, e.g. passes on registry data; lookup not verified")
+    label_en: str = Field(
+        description="in English, e.g. passes; not verified: licence 京B2-20202418 not looked up; "
+        "website footer not checked"
+    )
     unverified: list[Literal[tuple(SOURCES)]] = Field(  # type: ignore[valid-type]
-        description="未核实的证据来源：lookup 官方查询、footer 网站页脚、trial 试用测试或上传输出 "
-        "(evidence sources not verified yet)"
+        description="有未核实项目的证据来源：lookup 官方查询（许可证、备案、认证、企业信用）、"
+        "footer 网站页脚、trial 试用测试或上传输出 (sources with an item not verified yet)"
+    )
+    unverified_items: list[ItemVerificationPublic] = Field(
+        default_factory=list,
+        description="每个尚未核实（或核实已过期）的项目 (each item not verified, or verified too long ago)",
     )
 
 

@@ -14,12 +14,19 @@ from app.services.demo import load_demo
 PREFIX = "/api/v1"
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"
+from tests.checks.test_verdicts import REGISTRY_ONLY_EN, REGISTRY_ONLY_ZH  # noqa: E402
+
 REGISTRY_ONLY = {
     "level": "pass",
-    "label_zh": "通过（仅依据登记数据；官方查询、网站页脚、试用测试未核实）",
-    "label_en": "passes on registry data; lookup, footer, trial not verified",
+    "label_zh": REGISTRY_ONLY_ZH,
+    "label_en": REGISTRY_ONLY_EN,
     "unverified": ["lookup", "footer", "trial"],
 }
+
+
+def _without_items(verdict: dict) -> dict:
+    """The verdict without its per-item list (checked on its own)."""
+    return {key: value for key, value in verdict.items() if key != "unverified_items"}
 
 
 def _statements(app, client, url: str, headers: dict[str, str]) -> tuple[int, dict]:
@@ -45,21 +52,29 @@ def test_the_verdict_is_worded_with_what_was_not_verified(api, tokens, session):
     assert api.get(url, headers=tokens["viewer"]).get_json()["verdict"]["label_en"] == "not verified"
 
     checks.run_check(session, provider_id=provider.id)
-    assert api.get(url, headers=tokens["viewer"]).get_json()["verdict"] == REGISTRY_ONLY
+    detail = api.get(url, headers=tokens["viewer"]).get_json()["verdict"]
+    assert _without_items(detail) == REGISTRY_ONLY
+    items = {item["subject"]: item for item in detail["unverified_items"]}
+    licence = items[f"licence:{provider.licences[0].id}"]
+    assert (licence["kind"], licence["name"], licence["status"]) == (
+        "licence",
+        "京B1.B2-20259901",
+        "unverified",
+    )
+    assert licence["reason_en"] == "not looked up" and items["footer"]["status_zh"] == "未核实"
     listed = api.get(f"{PREFIX}/providers?q={COMPLIANT}", headers=tokens["viewer"]).get_json()
-    assert [item["verdict"] for item in listed["items"]] == [REGISTRY_ONLY]
+    assert [item["verdict"] for item in listed["items"]] == [detail]
 
     # An uploaded nvidia-smi inventory (8 x H800, as claimed) is a trial: the check re-runs, trial drops out.
     offer = next(offer for offer in provider.offers if offer.gpu_model == "H800")
     raw = (DATA / "nvidia-smi" / "inventory_8xh800.csv").read_bytes()
     bench_uploads.upload_output(session, offer_id=offer.id, tool="nvidia-smi", output=raw)
     verdict = api.get(url, headers=tokens["viewer"]).get_json()["verdict"]
-    assert verdict == {
-        "level": "pass",
-        "label_zh": "通过（官方查询、网站页脚未核实）",
-        "label_en": "passes; lookup, footer not verified",
-        "unverified": ["lookup", "footer"],
-    }
+    # one upload verifies what it measured (by hand); the other figures and offers stay unverified
+    assert verdict["level"] == "pass" and verdict["unverified"] == ["lookup", "footer", "trial"]
+    assert verdict["label_zh"].startswith("通过（未核实：许可证 京B1.B2-20259901 未经官方查询；")
+    unverified = {item["subject"] for item in verdict["unverified_items"]}
+    assert f"offer:{offer.id}:gpu_count" not in unverified and f"offer:{offer.id}:intranet_gbps" in unverified
 
 
 def test_a_failing_provider_says_fails_in_the_list_and_the_detail(api, tokens, session):
