@@ -27,7 +27,10 @@ ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
 class ManualLookupRequest(BaseModel):
     """multipart/form-data: what the official site showed, and the screenshot as the file `screenshot`."""
 
-    kind: str = Field(description="icp (ICP filing, beian.miit.gov.cn) or licence (tsm.miit.gov.cn)")
+    kind: str = Field(
+        description="icp (ICP filing, beian.miit.gov.cn), licence (tsm.miit.gov.cn), psb (public-security "
+        "filing, beian.mps.gov.cn) or certification (certificate register, cx.cnca.cn)"
+    )
     found: str = Field(description="yes when the official site showed a record, no when it found none")
     query: str | None = Field(default=None, description="the name searched; default the legal name")
     holder_name: str | None = Field(default=None, description="unit (ICP) or company (licence) name shown")
@@ -36,7 +39,12 @@ class ManualLookupRequest(BaseModel):
     nature: str | None = Field(default=None, description="ICP: the unit's nature, e.g. 企业")
     domain: str | None = Field(default=None, description="ICP: the site's domain")
     status: str | None = Field(
-        default=None, description="licence: 正常 (default), 撤销, 无效, 吊销, 注销 or 过期"
+        default=None,
+        description="licence: 正常 (default), 撤销, 无效, 吊销, 注销 or 过期; certification: 有效 (default), "
+        "暂停, 撤销, 注销 or 过期",
+    )
+    certificate_kind: str | None = Field(
+        default=None, description="certification: iso9001 (default), iso27001, dengbao or other"
     )
     coverage: str | None = Field(default=None, description="licence: coverage, 、-separated")
     issue_date: str | None = Field(default=None, description="licence: YYYY-MM-DD")

@@ -280,3 +280,32 @@ def test_the_report_shows_each_items_verification_in_both_languages(session, com
     assert 'class="small verification v-unverified"' in licences and "未经官方查询" in licences
     filings = re.search(r'<table id="filings">.*?</table>', en, re.S).group(0)
     assert "v-verified_by_hand" in filings and "an official lookup recorded by hand" in filings
+
+
+def test_api_lists_every_items_verification_and_records_a_footer_by_hand(app, session, compliant, token_for):
+    client, analyst, viewer = app.test_client(), token_for("analyst"), token_for("viewer")
+    listed = client.get(f"/api/v1/providers/{compliant.id}/verification", headers=viewer)
+    assert listed.status_code == 200
+    statuses = {item["subject"]: item["status"] for item in listed.get_json()["items"]}
+    assert (
+        statuses["footer"] == "unverified" and statuses[f"licence:{compliant.licences[0].id}"] == "unverified"
+    )
+    url = f"/api/v1/providers/{compliant.id}/footer/manual"
+    form = {
+        "footer_text": FOOTER_TEXT,
+        "looked_at": LOOKED_AT,
+        "screenshot": (io.BytesIO(png_bytes()), "f.png"),
+    }
+    made = client.post(url, data=form, headers=analyst, content_type="multipart/form-data")
+    assert made.status_code == 201, made.get_data(as_text=True)
+    body = made.get_json()
+    assert body["company_name"] == COMPLIANT and body["manual"]["looked_at"].startswith("2026-12-01T02:15")
+    after = client.get(f"/api/v1/providers/{compliant.id}/verification", headers=analyst).get_json()
+    assert {item["subject"]: item["status"] for item in after["items"]}["footer"] == "verified_by_hand"
+    bad = {"footer_text": "", "looked_at": LOOKED_AT, "screenshot": (io.BytesIO(b"hello"), "f.png")}
+    refused = client.post(url, data=bad, headers=analyst, content_type="multipart/form-data")
+    assert refused.status_code == 422
+    assert {error["field"] for error in refused.get_json()["errors"]} == {"footer_text", "screenshot"}
+    assert client.post(url, json={"footer_text": "x"}, headers=analyst).status_code == 415
+    assert client.post(url, headers=viewer).status_code == 403
+    assert client.get("/api/v1/providers/999999/verification", headers=analyst).status_code == 404
