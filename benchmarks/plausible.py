@@ -13,6 +13,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from flask_babel import gettext as _
+
 from benchmarks.sample import Sample
 
 
@@ -197,3 +199,13 @@ def implausible(samples: Iterable[Sample]) -> list[Implausible]:
         if not accepted.admits(value):
             found[sample.metric] = Implausible(sample.metric, value, sample.unit, accepted)
     return list(found.values())
+
+
+def implausible_message(found: Implausible) -> str:
+    """What an executed run's step says of a value no machine can show (its output's samples are dropped)."""
+    return _(
+        "%(metric)s 的值 %(value)s 不可信：可接受范围 %(accepted)s；此输出的结果未计入测量",
+        metric=found.metric,
+        value=found.shown_value(),
+        accepted=found.accepted.describe(found.unit),
+    )

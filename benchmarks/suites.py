@@ -7,6 +7,7 @@ stops (status failed) when the SSH connection is lost. It never raises for a pro
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -14,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.params import SuiteParams
+from benchmarks.plausible import implausible, implausible_message
 from benchmarks.probes import PARSERS, load_probes
 from benchmarks.probes.base import ProbeContext, ProbeFailed, RawOutput
-from benchmarks.sample import ParseError, Sample
+from benchmarks.sample import ParseError, Sample, read_samples
 from benchmarks.ssh import LocalRunner, NotInstalled, Runner, SSHError, SSHRunner, SSHTarget
 from benchmarks.ssh_messages import ssh_message
 
@@ -227,11 +229,16 @@ def parse_outputs(result: ProbeResult) -> None:
     for output in result.outputs:
         if output.parser is None:
             continue
+        parser = functools.partial(PARSERS[output.parser], **output.parse_args)
         try:
-            samples = PARSERS[output.parser](output.stdout, **output.parse_args)
+            samples = read_samples(parser, output.stdout, output.parser)
         except ParseError as exc:
             note = " (output was truncated at the cap)" if output.truncated else ""
             result.parse_errors.append(f"{output.label}: {exc}{note}")
+            continue
+        refused = implausible(samples)
+        if refused:  # impossible values are not evidence: none of this output's samples is kept
+            result.parse_errors += [f"{output.label}: {implausible_message(found)}" for found in refused]
             continue
         extra = {
             "host": output.host,
