@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -84,7 +84,11 @@ OFFER_CLAIMS: dict[str, tuple[str, str, str]] = {
     "nominal_iops": ("read_iops", "IOPS", "IOPS"),
 }
 NOT_CLAIMED = (None, "", "unknown", "none")
-CERTIFICATE_NAMES = {"iso9001": "ISO 9001", "iso27001": "ISO/IEC 27001", "dengbao": "等保 (MLPS)"}
+CERTIFICATE_NAMES = {  # (zh, en)
+    "iso9001": ("ISO 9001", "ISO 9001"),
+    "iso27001": ("ISO/IEC 27001", "ISO/IEC 27001"),
+    "dengbao": ("等保", "MLPS"),
+}
 # Why an item is not verified, per kind: (zh, en).
 MISSING_TEXT: dict[str, tuple[str, str]] = {
     "lookup": ("未经官方查询", "not looked up"),
@@ -127,7 +131,7 @@ class ItemVerification:
     def title(self, language: str = "zh") -> str:
         """'许可证 京B2-20202418' / 'licence 京B2-20202418'."""
         zh, en = KIND_NAMES.get(self.kind, (self.kind, self.kind))
-        name = self.name
+        name = self.extra.get("name_en" if language == "en" else "name_zh", self.name)
         if self.kind == "offer":
             figure = self.extra.get("figure_en" if language == "en" else "figure_zh", "")
             name = f"#{self.extra.get('offer_id')} {figure}"
@@ -433,10 +437,7 @@ def _certification_item(
     cert: Certification, lookup: Lookup | None, contradicted: StoredFinding | None
 ) -> ItemVerification:
     subject = f"certification:{cert.id}"
-    kind = str(getattr(cert.kind, "value", cert.kind))
-    name = " ".join(
-        str(part) for part in (cert.name or CERTIFICATE_NAMES.get(kind, kind), cert.number) if part
-    )
+    name = _certificate_names(cert)["name_zh"]
     if contradicted is not None:
         return ItemVerification(
             subject,
@@ -491,6 +492,16 @@ def _certification_item(
         lookup_id=lookup.id,
         evidence_id=lookup.result_evidence_id,
     )
+
+
+def _certificate_names(cert: Certification) -> dict[str, str]:
+    """The certificate as each language names it: its own name or its kind's, then its number."""
+    kind = str(getattr(cert.kind, "value", cert.kind))
+    zh, en = (cert.name, cert.name) if cert.name else CERTIFICATE_NAMES.get(kind, (kind, kind))
+    return {
+        "name_zh": " ".join(part for part in (zh, cert.number) if part),
+        "name_en": " ".join(part for part in (en, cert.number) if part),
+    }
 
 
 def _certificate_key(number: Any) -> str:
@@ -628,7 +639,8 @@ def _provider_items(
     items.append(_credit_item(found.credit.get(provider_id), found.usccs.get(provider_id)))
     cert_lookup = found.lookups.get((provider_id, LookupKind.certification.value))
     for cert in found.certifications.get(provider_id, []):
-        items.append(_certification_item(cert, cert_lookup, about.get(f"certification:{cert.id}")))
+        item = _certification_item(cert, cert_lookup, about.get(f"certification:{cert.id}"))
+        items.append(replace(item, extra={**item.extra, **_certificate_names(cert)}))
     for offer in found.offers.get(provider_id, []):
         items.extend(_offer_items(offer, found))
     return [_aged(item, now, max_age) for item in items]
