@@ -58,6 +58,8 @@ def licence_failure_texts(red_flag: int, message_zh: str, message_en: str) -> tu
 
 def evidence_failure_texts(messages_zh: list[str], messages_en: list[str]) -> tuple[str, str]:
     """Why a provider whose check fails is still ranked: its measured figures failed, and they count."""
+    messages_zh = [message.rstrip("。") for message in messages_zh]
+    messages_en = [message.rstrip(".") for message in messages_en]
     return (
         "核查结论为不通过，原因是实测低于声称（" + "；".join(messages_zh) + "）：按实测数据排名，"
         "被实测否定的声称数据不计分",

@@ -16,8 +16,8 @@ from tests.advice.factories import TODAY, offer, provider, training_answers
 BANDWIDTH_FAIL = FindingFacts(
     "benchmarks.bandwidth_below_claim",
     "blocker",
-    "实测内网只有声称的 46%",
-    "measured intranet 46% of the claim",
+    "实测内网只有声称的 46%。",
+    "measured intranet 46% of the claim.",
     12,
 )
 
@@ -68,7 +68,8 @@ def test_a_failure_on_evidence_stays_ranked_on_the_measurement_and_is_marked():
     a = by_id[1]
     assert a.excluded == () and a.rank == 1
     (mark,) = [m for m in a.marks if m.code == "verdict.fails_on_evidence"]
-    assert "ranked on the measured figures" in mark.en and "实测内网只有声称的 46%" in mark.zh
+    assert "ranked on the measured figures" in mark.en and "（实测内网只有声称的 46%）" in mark.zh
+    assert "(measured intranet 46% of the claim)" in mark.en  # quoted without its own full stop
     shown = verdict_dict(failing.provider)
     assert (shown["level"], shown["label_zh"], shown["ranked_on_measurements"]) == ("fail", "不通过", True)
     assert shown["findings"][0]["red_flag"] == 12 and shown["check_run_id"] == 10
