@@ -106,6 +106,7 @@ class ImportReport:
     created: int = 0
     names: list[str] = field(default_factory=list)
     problems: list[ImportProblem] = field(default_factory=list)
+    warnings: list[ImportProblem] = field(default_factory=list)  # what the check will flag (no refusal)
     updated: int = 0  # providers changed (written, or to be written when a preview)
     unchanged: int = 0
     new: int = 0  # providers the file adds (created when applied)
@@ -145,6 +146,7 @@ class ImportReport:
             "created": self.created,
             "names": self.names[:limit],
             "problems": [problem.as_dict() for problem in self.problems[:limit]],
+            "warnings": [warning.as_dict() for warning in self.warnings[:limit]],
             "omitted": self.omitted + max(0, len(self.problems) - (limit or len(self.problems))),
             "updated": self.updated,
             "unchanged": self.unchanged,
@@ -165,6 +167,7 @@ class ImportReport:
             created=data["created"],
             names=list(data["names"]),
             problems=[ImportProblem(**problem) for problem in data["problems"]],
+            warnings=[ImportProblem(**warning) for warning in data.get("warnings", [])],
             omitted=data.get("omitted", 0),
             updated=data.get("updated", 0),
             unchanged=data.get("unchanged", 0),
@@ -1217,6 +1220,27 @@ def _write_all(session: Session, checked: _Checked) -> list[ImportProblem]:
     return []
 
 
+def _number_warnings(candidates: list[_Candidate], checked: _Checked) -> list[ImportProblem]:
+    """Each malformed licence, filing or credit-code number of the providers the file writes, worded as
+    the credential check will word it (red flag 9), so the preview says so before anything is applied."""
+    from app.vetting.rules.numbers import malformed_numbers
+
+    providers: list[tuple[int, Any]] = list(checked.new.items())
+    for index, data in checked.updates.items():
+        built, _errors = _build(data)
+        if built is not None:
+            providers.append((index, built))
+    warnings = []
+    for index, provider in sorted(providers, key=lambda pair: pair[0]):
+        for path, value, problems in malformed_numbers(provider):
+            row, where = candidates[index].locate(path)
+            message = _(
+                "编号格式错误（核查将记为红旗 9）：%(value)s：%(problems)s", value=value, problems=problems
+            )
+            warnings.append(ImportProblem(row, where, message))
+    return warnings
+
+
 def _check_written(session: Session, provider_ids: list[int]) -> None:
     """Check every provider the import created or changed, in the background: a file's licences and
     filings are vetted as soon as they land, never left unchecked until the nightly re-check."""
@@ -1272,6 +1296,7 @@ def _import(
     checked = _check_all(session, candidates, duplicated, reported, progress)
     problems = sorted(problems + checked.problems, key=lambda p: p.row)
     report.plans = checked.plans
+    report.warnings = _number_warnings(candidates, checked)
     report.expected = [plan.token for plan in checked.plans]
     actions = [plan.action for plan in checked.plans]
     report.new, report.updated = actions.count(CREATE), actions.count(UPDATE)
@@ -1288,6 +1313,7 @@ def _import(
             _check_written(session, checked.written)
     progress(len(candidates), len(candidates), "")
     report.problems = _in_file_terms(problems, columns or {})
+    report.warnings = _in_file_terms(report.warnings, columns or {})
     if not candidates and not report.problems:
         report.problems = [ImportProblem(0, "providers", _("文件中没有供应商"))]
     return report

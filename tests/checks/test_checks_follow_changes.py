@@ -3,6 +3,7 @@ an import queues a check of every provider it wrote."""
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import date, timedelta
 
@@ -98,3 +99,39 @@ def test_an_import_queues_a_check_of_every_provider_it_wrote(app, session):
     assert result["checked"] == 2
     statuses = session.exec(select(Provider.status)).all()
     assert set(map(str, statuses)) == {"candidate"}
+
+
+def test_the_import_preview_names_each_malformed_number_as_the_check_will(app, session, login):
+    document = {
+        "providers": [
+            {"legal_name": "示例导入一科技有限公司", "licences": [{"number_raw": "京B9-2025"}]},
+            {
+                "legal_name": "示例导入二科技有限公司",
+                "filings": [{"kind": "icp_filing", "number_raw": "京ICP备19012345号"}],
+            },
+        ]
+    }
+    with app.test_request_context():
+        report = import_providers(
+            session, data=json.dumps(document, ensure_ascii=False), format="json", dry_run=True
+        )
+    assert report.ok and report.new == 2  # a malformed number does not refuse the file
+    (warning,) = report.warnings
+    assert (warning.row, warning.field) == (1, "licences[0].number_raw")
+    assert "红旗 9" in warning.message and "京B9-2025" in warning.message
+    page = login("analyst").post(
+        "/transfer/import",
+        data={"file": (io.BytesIO(json.dumps(document, ensure_ascii=False).encode()), "p.json")},
+        content_type="multipart/form-data",
+    )
+    html = page.get_data(as_text=True)
+    assert 'id="import-warnings"' in html and "京B9-2025" in html
+    # the check on the stored provider flags the same number
+    with app.test_request_context():
+        import_providers(session, data=json.dumps(document, ensure_ascii=False), format="json")
+    provider = session.exec(select(Provider).where(Provider.legal_name == "示例导入一科技有限公司")).one()
+    run = checks.run_check(session, provider_id=provider.id)
+    flagged = [
+        f for f in checks.run_findings(session, check_run_id=run.id) if f.rule_id == "identifier.malformed"
+    ]
+    assert [f.subject for f in flagged] == [f"licence:{provider.licences[0].id}"]

@@ -48,6 +48,25 @@ def _malformed(kind: str, value: str) -> list[str]:
     return [] if ident.valid else _problems(ident.problems)
 
 
+def malformed_numbers(provider: Any) -> list[tuple[str, str, str]]:
+    """(field path, value, what is wrong) of each number identifier.malformed flags, for a provider not
+    stored yet (an import preview says what the check will say)."""
+    found = []
+    numbers = [
+        ("licence", f"licences[{i}].number_raw", r.number_raw) for i, r in enumerate(provider.licences)
+    ]
+    for i, filing in enumerate(provider.filings):
+        kind = str(getattr(filing.kind, "value", filing.kind) or "filing")
+        numbers.append((kind, f"filings[{i}].number_raw", filing.number_raw))
+    if provider.uscc:
+        numbers.append(("uscc", "uscc", provider.uscc))
+    for kind, path, value in numbers:
+        problems = _malformed(kind, value)
+        if problems:
+            found.append((path, value, " ".join(problems)))
+    return found
+
+
 @rule(
     "identifier.malformed",
     title_zh="编号格式错误",
