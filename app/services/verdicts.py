@@ -30,7 +30,14 @@ LEVELS: dict[str, tuple[str, str]] = {
     "fail": ("不通过", "fails"),
     "unchecked": ("未核验", "not verified"),  # never checked: the reports' word for "no evidence"
 }
-MAX_LISTED = 3  # unverified items a label names before "and N more"
+MAX_LISTED = 4  # unverified items a label names before "and N more"
+# The order a label names unverified items in (stable within a kind).
+LABEL_ORDER = {
+    kind: rank
+    for rank, kind in enumerate(
+        ("licence", "icp_filing", "icp_licence", "footer", "psb_filing", "credit", "certification", "offer")
+    )
+}
 
 
 @dataclass(frozen=True)
@@ -75,7 +82,9 @@ def source_of(item: ItemVerification) -> str:
 
 
 def _missing(items: list[ItemVerification], language: str) -> str:
-    """'许可证 京B2-20202418 未经官方查询；网站页脚 未核查' with at most MAX_LISTED items named."""
+    """'许可证 京B2-20202418 未经官方查询；网站页脚 未核查' with at most MAX_LISTED items named, the
+    credentials a buyer checks first first (LABEL_ORDER)."""
+    items = sorted(items, key=lambda item: LABEL_ORDER.get(item.kind, len(LABEL_ORDER)))
     named = [f"{item.title(language)} {item.reason(language)}" for item in items[:MAX_LISTED]]
     rest = len(items) - len(named)
     if rest:

@@ -19,15 +19,16 @@ from app.services.demo import load_demo
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"
-# Each item still unverified is named, three of them, then a count (issue 24: never a whole category).
+# Each item still unverified is named, four of them, then a count (issue 24: never a whole category).
 REGISTRY_ONLY_ZH = (
-    "通过（仅依据登记数据；未核实：许可证 京B1.B2-20259901 未经官方查询；ICP 备案 京ICP备2025099901号-1 未经官方查询；"
-    "公安备案 京公网安备11010802099901号 待人工核实；等 20 项）"
+    "通过（仅依据登记数据；未核实：许可证 京B1.B2-20259901 未经官方查询；"
+    "ICP 备案 京ICP备2025099901号-1 未经官方查询；网站页脚 https://xinghe-compute.example 未核查；"
+    "公安备案 京公网安备11010802099901号 待人工核实；等 19 项）"
 )
 REGISTRY_ONLY_EN = (
     "passes on registry data; not verified: licence 京B1.B2-20259901 not looked up; ICP filing "
-    "京ICP备2025099901号-1 not looked up; public-security filing 京公网安备11010802099901号 to be verified by hand; "
-    "and 20 more"
+    "京ICP备2025099901号-1 not looked up; website footer https://xinghe-compute.example not checked; "
+    "public-security filing 京公网安备11010802099901号 to be verified by hand; and 19 more"
 )
 
 
