@@ -25,7 +25,13 @@ from app.models.credit import CreditMethod, CreditRecord, CreditSource
 from app.models.evidence import Evidence
 from app.services.errors import FieldError, InvalidInput, NotFound
 from app.services.facts import fact_source
-from app.services.manual_lookups import MAX_NOTE, FormReader, check_screenshot
+from app.services.manual_lookups import (
+    MAX_NOTE,
+    FormReader,
+    actor_of,
+    creation_audit,
+    entry_and_screenshot,
+)
 from app.services.rechecks import recheck
 from app.services.verification import (
     BY_HAND,
@@ -249,10 +255,6 @@ def read_entry(
 
 
 # ------------------------------------------------------------------------------------------------ storing
-def _actor(user: Any) -> tuple[int | None, str]:
-    return (user.id, user.username) if user is not None else (None, "system")
-
-
 def _evidence(
     provider_id: int, record: CreditRecord, body: bytes, content_type: str, filename: str | None
 ) -> Evidence:
@@ -289,19 +291,10 @@ def record_manual(
     if provider is None:
         raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
     now = datetime.now(UTC)
-    problems: list[FieldError] = []
-    entry: dict[str, Any] = {}
-    try:
-        entry = read_entry(values, enforcements, provider, now)
-    except InvalidInput as exc:
-        problems += exc.errors
-    try:
-        body, content_type = check_screenshot(screenshot)
-    except InvalidInput as exc:
-        problems += exc.errors
-    if problems:
-        raise InvalidInput(problems)
-    actor_id, actor_name = _actor(user)
+    entry, body, content_type = entry_and_screenshot(
+        lambda: read_entry(values, enforcements, provider, now), screenshot
+    )
+    actor_id, actor_name = actor_of(user)
     record = CreditRecord(
         provider_id=provider_id,
         method=CreditMethod.manual,
@@ -328,15 +321,9 @@ def _audit_entry(record: CreditRecord, evidence: Evidence) -> AuditEntry:
     values = {**record_dict(record), "evidence_id": evidence.id, "sha256": evidence.sha256}
     for key in ("id", "provider_id", "recorded_by", "recorded_at"):
         values.pop(key, None)
-    return AuditEntry(
-        actor_id=record.recorded_by_id,
-        actor_name=record.recorded_by_name,
-        action="create",
-        entity="credit_record",
-        entity_id=record.id,
-        provider_id=record.provider_id,
-        changes={key: [None, value] for key, value in values.items() if value not in (None, "", [], False)},
-    )
+    actor = (record.recorded_by_id, record.recorded_by_name)
+    given = {key: value for key, value in values.items() if value is not False}
+    return creation_audit("credit_record", record.id, record.provider_id, actor, given)
 
 
 # ------------------------------------------------------------------------------------------------ reading

@@ -20,7 +20,7 @@ from sqlmodel import Session
 from app.models import AuditEntry, Provider
 from app.models.evidence import Evidence
 from app.services.errors import FieldError, InvalidInput, NotFound
-from app.services.manual_lookups import MAX_NOTE, FormReader, check_screenshot
+from app.services.manual_lookups import MAX_NOTE, FormReader, actor_of, creation_audit, entry_and_screenshot
 from app.services.rechecks import recheck
 from scrapers import footer as footer_parser
 from scrapers.http import BadUrl, check_url
@@ -68,19 +68,10 @@ def record_footer(
     if provider is None:
         raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
     now = datetime.now(UTC)
-    problems: list[FieldError] = []
-    entry: dict[str, Any] = {}
-    try:
-        entry = read_footer_entry(values, provider, now)
-    except InvalidInput as exc:
-        problems += exc.errors
-    try:
-        body, content_type = check_screenshot(screenshot)
-    except InvalidInput as exc:
-        problems += exc.errors
-    if problems:
-        raise InvalidInput(problems)
-    actor_id, actor_name = (user.id, user.username) if user is not None else (None, "system")
+    entry, body, content_type = entry_and_screenshot(
+        lambda: read_footer_entry(values, provider, now), screenshot
+    )
+    actor_id, actor_name = actor_of(user)
     found = footer_parser.parse(entry["text"], entry["url"]).to_dict(full=True)
     manual = {
         "by": actor_name,
@@ -117,22 +108,13 @@ def record_footer(
 def _audit_entry(
     evidence: Evidence, manual: dict[str, Any], found: dict[str, Any], actor_id: int | None, actor_name: str
 ) -> AuditEntry:
-    numbers = [item["normalized"] for item in found.get("identifiers", [])]
     changes = {
-        "url": [None, evidence.url],
-        "numbers": [None, numbers],
-        "company_name": [None, found.get("company_name")],
-        "looked_at": [None, manual["looked_at"]],
-        "note": [None, manual["note"]],
-        "evidence_id": [None, evidence.id],
-        "sha256": [None, evidence.sha256],
+        "url": evidence.url,
+        "numbers": [item["normalized"] for item in found.get("identifiers", [])],
+        "company_name": found.get("company_name"),
+        "looked_at": manual["looked_at"],
+        "note": manual["note"],
+        "evidence_id": evidence.id,
+        "sha256": evidence.sha256,
     }
-    return AuditEntry(
-        actor_id=actor_id,
-        actor_name=actor_name,
-        action="create",
-        entity="footer_record",
-        entity_id=evidence.id,
-        provider_id=evidence.provider_id,
-        changes={key: pair for key, pair in changes.items() if pair[1] not in (None, "", [])},
-    )
+    return creation_audit("footer_record", evidence.id, evidence.provider_id, (actor_id, actor_name), changes)

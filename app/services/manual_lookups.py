@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -242,8 +242,45 @@ def read_entry(
 
 
 # ------------------------------------------------------------------------------------------------ storing
-def _actor(user: Any) -> tuple[int | None, str]:
+def actor_of(user: Any) -> tuple[int | None, str]:
+    """(id, name) of the user recording something by hand; (None, "system") without one."""
     return (user.id, user.username) if user is not None else (None, "system")
+
+
+def entry_and_screenshot(
+    read: Callable[[], dict[str, Any]], screenshot: Any
+) -> tuple[dict[str, Any], bytes, str]:
+    """The entered values (`read()`) and the checked screenshot, or one InvalidInput naming every bad field
+    of both (a manual record of any kind: lookup, footer, credit record)."""
+    problems: list[FieldError] = []
+    entry: dict[str, Any] = {}
+    body, content_type = b"", ""
+    try:
+        entry = read()
+    except InvalidInput as exc:
+        problems += exc.errors
+    try:
+        body, content_type = check_screenshot(screenshot)
+    except InvalidInput as exc:
+        problems += exc.errors
+    if problems:
+        raise InvalidInput(problems)
+    return entry, body, content_type
+
+
+def creation_audit(
+    entity: str, entity_id: int | None, provider_id: int | None, actor: tuple[int | None, str], changes: dict
+) -> AuditEntry:
+    """The audit row of a record made by hand: each value given (blank ones left out) as created."""
+    return AuditEntry(
+        actor_id=actor[0],
+        actor_name=actor[1],
+        action="create",
+        entity=entity,
+        entity_id=entity_id,
+        provider_id=provider_id,
+        changes={key: [None, value] for key, value in changes.items() if value not in (None, "", [])},
+    )
 
 
 def record_manual(
@@ -265,18 +302,10 @@ def record_manual(
 
     kind = parse_kind(kind)
     now = datetime.now(UTC)
-    problems: list[FieldError] = []
-    try:
-        entry = read_entry(values, kind, provider, now)
-    except InvalidInput as exc:
-        problems += exc.errors
-    try:
-        body, content_type = check_screenshot(screenshot)
-    except InvalidInput as exc:
-        problems += exc.errors
-    if problems:
-        raise InvalidInput(problems)
-    actor_id, actor_name = _actor(user)
+    entry, body, content_type = entry_and_screenshot(
+        lambda: read_entry(values, kind, provider, now), screenshot
+    )
+    actor_id, actor_name = actor_of(user)
     manual = {
         "by": actor_name,
         "looked_at": entry["looked_at"].isoformat(),
@@ -340,32 +369,19 @@ def _audit_entry(lookup: Lookup, evidence: Evidence, actor_id: int | None, actor
     """The audit row of a manual record (the Lookup table is not audited by itself)."""
     manual = lookup.captcha_extra["manual"]
     record = lookup.records[0] if lookup.records else {}
+    number_fields = ("mainLicence", "licenceNo", "recordNo", "number")
     changes = {
-        "kind": [None, str(lookup.kind)],
-        "query": [None, lookup.query],
-        "found": [None, manual["found"]],
-        "holder_name": [None, record.get("unitName") or record.get("companyName") or record.get("holder")],
-        "number": [
-            None,
-            record.get("mainLicence")
-            or record.get("licenceNo")
-            or record.get("recordNo")
-            or record.get("number"),
-        ],
-        "looked_at": [None, manual["looked_at"]],
-        "note": [None, manual["note"]],
-        "evidence_id": [None, evidence.id],
-        "sha256": [None, evidence.sha256],
+        "kind": str(lookup.kind),
+        "query": lookup.query,
+        "found": manual["found"],
+        "holder_name": record.get("unitName") or record.get("companyName") or record.get("holder"),
+        "number": next((record[name] for name in number_fields if record.get(name)), None),
+        "looked_at": manual["looked_at"],
+        "note": manual["note"],
+        "evidence_id": evidence.id,
+        "sha256": evidence.sha256,
     }
-    return AuditEntry(
-        actor_id=actor_id,
-        actor_name=actor_name,
-        action="create",
-        entity="lookup",
-        entity_id=lookup.id,
-        provider_id=lookup.provider_id,
-        changes={key: pair for key, pair in changes.items() if pair[1] not in (None, "", [])},
-    )
+    return creation_audit("lookup", lookup.id, lookup.provider_id, (actor_id, actor_name), changes)
 
 
 # ------------------------------------------------------------------------------------------------ reading
