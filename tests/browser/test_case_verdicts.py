@@ -9,38 +9,22 @@ measurement, its claimed RDMA marked as contradicted), one whose ICP filing belo
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
-from babel.messages.mofile import write_mo
-from babel.messages.pofile import read_po
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, select
 
 import app.models  # noqa: F401 - registers every table
-from app import create_app
-from app.config import PROJECT_ROOT, Settings
 from app.models import Offer
 from app.services import cases, checks, users
+from tests.browser.seeded_app import serve_seeded
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
 from tests.cases.test_measured_offers import TODAY, small_model_answers
 from tests.cases.test_offer_verdicts import MEASURED, PRIVATE, RED_FLAG, _measured_provider, _provider
 
 pytestmark = pytest.mark.browser
-
-EN_PO = PROJECT_ROOT / "app" / "translations" / "en" / "LC_MESSAGES" / "messages.po"
-
-
-def _english_catalog(target: Path) -> Path:
-    """The English catalog compiled from the .po file now (the .mo is not committed)."""
-    folder = target / "en" / "LC_MESSAGES"
-    folder.mkdir(parents=True)
-    with EN_PO.open("rb") as source, (folder / "messages.mo").open("wb") as handle:
-        write_mo(handle, read_po(source, locale="en"))
-    return target
 
 
 def _seed(session: Session) -> dict[str, Any]:
@@ -76,27 +60,8 @@ def _seed(session: Session) -> dict[str, Any]:
 @pytest.fixture
 def seeded(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """The real app (CSRF on, English compiled) on SQLite with the three providers and the case."""
-    from werkzeug.serving import make_server
-
-    url = f"sqlite:///{tmp_path / 'verdicts.sqlite3'}"
-    engine = sa.create_engine(url)
-    SQLModel.metadata.create_all(engine)
-    engine.dispose()
-    flask_app = create_app(
-        Settings(GPUVET_INSTANCE_PATH=tmp_path / "instance", DATABASE_URL=url),
-        BABEL_TRANSLATION_DIRECTORIES=str(_english_catalog(tmp_path / "translations")),
-    )
-    with Session(flask_app.extensions["gpuvet.engine"], expire_on_commit=False) as session:
-        seeded_ids = _seed(session)
-    server = make_server("127.0.0.1", 0, flask_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield {**seeded_ids, "url": f"http://127.0.0.1:{server.server_port}"}
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        flask_app.extensions["gpuvet.engine"].dispose()
+    with serve_seeded(tmp_path, _seed) as seeded:
+        yield seeded
 
 
 @pytest.fixture

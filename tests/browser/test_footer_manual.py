@@ -3,22 +3,17 @@ credentials tab stops saying the footer is not verified (issue 24 items 1 and 2)
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, select
 
-import app.models  # noqa: F401 - registers every table
-from app import create_app
-from app.config import Settings
 from app.models import Provider
 from app.services import checks, users
 from app.services.demo import load_demo
-from tests.browser.test_case_verdicts import _english_catalog
+from tests.browser.seeded_app import serve_seeded
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
 from tests.checks.test_item_verification import FOOTER_TEXT
 from tests.checks.test_verdicts import COMPLIANT
@@ -27,34 +22,20 @@ from tests.lookups.test_manual import png_bytes
 pytestmark = pytest.mark.browser
 
 
+def _seed(session: Session) -> dict[str, Any]:
+    """The demo providers, one of them checked, and an analyst."""
+    load_demo(session)
+    provider = session.exec(select(Provider).where(Provider.legal_name == COMPLIANT)).one()
+    checks.run_check(session, provider_id=provider.id)
+    users.create_user(session, username="browser-footer", password=PASSWORD, role="analyst")
+    return {"provider": provider.id}
+
+
 @pytest.fixture
 def seeded(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """The real app (CSRF on, English compiled) on SQLite with the demo providers, one of them checked."""
-    from werkzeug.serving import make_server
-
-    url = f"sqlite:///{tmp_path / 'footer.sqlite3'}"
-    engine = sa.create_engine(url)
-    SQLModel.metadata.create_all(engine)
-    engine.dispose()
-    flask_app = create_app(
-        Settings(GPUVET_INSTANCE_PATH=tmp_path / "instance", DATABASE_URL=url),
-        BABEL_TRANSLATION_DIRECTORIES=str(_english_catalog(tmp_path / "translations")),
-    )
-    with Session(flask_app.extensions["gpuvet.engine"], expire_on_commit=False) as session:
-        load_demo(session)
-        provider = session.exec(select(Provider).where(Provider.legal_name == COMPLIANT)).one()
-        checks.run_check(session, provider_id=provider.id)
-        users.create_user(session, username="browser-footer", password=PASSWORD, role="analyst")
-        provider_id = provider.id
-    server = make_server("127.0.0.1", 0, flask_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield {"provider": provider_id, "url": f"http://127.0.0.1:{server.server_port}"}
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        flask_app.extensions["gpuvet.engine"].dispose()
+    with serve_seeded(tmp_path, _seed) as seeded:
+        yield seeded
 
 
 @pytest.fixture

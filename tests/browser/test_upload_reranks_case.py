@@ -8,21 +8,18 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
-from sqlmodel import Session, SQLModel
+from sqlmodel import Session
 
 import app.models  # noqa: F401 - registers every table
-from app import create_app
-from app.config import Settings
 from app.services import cases, users
 from app.services.providers import create_provider
 from tests.advice.factories import training_answers
+from tests.browser.seeded_app import serve_seeded
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
 from tests.cases.test_measured_offers import beijing_licence
 
@@ -48,46 +45,35 @@ OFFERS = [
 ]
 
 
+def _seed(session: Session) -> dict[str, Any]:
+    """One provider, its two offers and a case saved on claims."""
+    analyst = users.create_user(session, username="browser-uploader", password=PASSWORD, role="analyst")
+    provider = create_provider(
+        session,
+        data={
+            "legal_name": PROVIDER,
+            "licences": [beijing_licence("京B1.B2-20249902")],
+            "datacenters": [{"name": "示例实测机房", "province": "北京", "city": "北京"}],
+            "offers": OFFERS,
+        },
+    )
+    # 2 x 8 H800 training a 1 B model: about 8 Gbps of intranet needed, well under both claims.
+    answers = training_answers(model={"parameters_billion": 1}, budget={"monthly_cny": 1_000_000})
+    case = cases.create_case(
+        session,
+        answers=answers.model_dump(mode="json", exclude_none=True),
+        owner=cases.Actor(analyst.id, analyst.username),
+        title="上传后重排",
+    )
+    offer_a, offer_b = sorted(provider.offers, key=lambda offer: -(offer.intranet_gbps or 0))
+    return {"provider": provider.id, "case": case.id, "a": offer_a.id, "b": offer_b.id}
+
+
 @pytest.fixture
 def seeded(tmp_path: Path) -> Iterator[dict[str, Any]]:
     """The real app (CSRF on) on SQLite with one provider, its two offers and a case saved on claims."""
-    from werkzeug.serving import make_server
-
-    url = f"sqlite:///{tmp_path / 'upload.sqlite3'}"
-    engine = sa.create_engine(url)
-    SQLModel.metadata.create_all(engine)
-    engine.dispose()
-    flask_app = create_app(Settings(GPUVET_INSTANCE_PATH=tmp_path / "instance", DATABASE_URL=url))
-    with Session(flask_app.extensions["gpuvet.engine"], expire_on_commit=False) as session:
-        analyst = users.create_user(session, username="browser-uploader", password=PASSWORD, role="analyst")
-        provider = create_provider(
-            session,
-            data={
-                "legal_name": PROVIDER,
-                "licences": [beijing_licence("京B1.B2-20249902")],
-                "datacenters": [{"name": "示例实测机房", "province": "北京", "city": "北京"}],
-                "offers": OFFERS,
-            },
-        )
-        # 2 x 8 H800 training a 1 B model: about 8 Gbps of intranet needed, well under both claims.
-        answers = training_answers(model={"parameters_billion": 1}, budget={"monthly_cny": 1_000_000})
-        case = cases.create_case(
-            session,
-            answers=answers.model_dump(mode="json", exclude_none=True),
-            owner=cases.Actor(analyst.id, analyst.username),
-            title="上传后重排",
-        )
-        offer_a, offer_b = sorted(provider.offers, key=lambda offer: -(offer.intranet_gbps or 0))
-        seeded_ids = {"provider": provider.id, "case": case.id, "a": offer_a.id, "b": offer_b.id}
-    server = make_server("127.0.0.1", 0, flask_app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield {**seeded_ids, "url": f"http://127.0.0.1:{server.server_port}"}
-    finally:
-        server.shutdown()
-        thread.join(timeout=10)
-        flask_app.extensions["gpuvet.engine"].dispose()
+    with serve_seeded(tmp_path, _seed, english=False) as seeded:
+        yield seeded
 
 
 @pytest.fixture
