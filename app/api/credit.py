@@ -11,14 +11,12 @@ from flask_babel import gettext as _
 from pydantic import BaseModel, Field
 
 from app.api import bp
-from app.api.errors import ApiError
+from app.api.errors import screenshot_upload
 from app.api.routing import MAX_ID, api_route
 from app.db import get_session
 from app.models.enums import Role
-from app.request_files import uploaded_file
 from app.services import credit as service
-from app.services import manual_lookups
-from app.services.errors import FieldError, InvalidInput
+from app.services.errors import InvalidInput
 from app.services.providers import get_provider
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
@@ -152,19 +150,14 @@ def list_provider_credit(provider_id: int) -> Response:
 )
 def record_manual_credit(provider_id: int) -> Response:
     """multipart/form-data only; the screenshot is kept as evidence, the values as a credit record."""
-    if request.mimetype != "multipart/form-data":
-        raise ApiError(
-            415,
-            [FieldError("screenshot", _("请以 multipart/form-data 上传，截图放在文件字段 screenshot"))],
-        )
-    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
+    data, filename = screenshot_upload()
     session = get_session()
     record = service.record_manual(
         session,
         provider_id=provider_id,
         values=request.form,
         enforcements=_enforcements(request.form.get("enforcements")),
-        screenshot=data or b"",
+        screenshot=data,
         filename=filename,
         user=g.api_user,
     )

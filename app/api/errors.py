@@ -29,3 +29,20 @@ def _api_error(exc: ApiError) -> Any:
 def init_blueprint(bp: Blueprint) -> None:
     """Answer ApiError raised by any API view."""
     bp.register_error_handler(ApiError, _api_error)
+
+
+def screenshot_upload() -> tuple[bytes, str | None]:
+    """A manual record's screenshot from a multipart/form-data request (field `screenshot`); 415 otherwise."""
+    from flask import request
+    from flask_babel import gettext as _
+
+    from app.request_files import uploaded_file
+    from app.services.manual_lookups import MAX_SCREENSHOT_BYTES
+
+    if request.mimetype != "multipart/form-data":
+        raise ApiError(
+            415,
+            [FieldError("screenshot", _("请以 multipart/form-data 上传，截图放在文件字段 screenshot"))],
+        )
+    data, filename = uploaded_file("screenshot", MAX_SCREENSHOT_BYTES)
+    return data or b"", filename

@@ -5,20 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, g, jsonify, request, url_for
-from flask_babel import gettext as _
 from pydantic import BaseModel, Field
 
 from app.api import bp
-from app.api.errors import ApiError
+from app.api.errors import screenshot_upload
 from app.api.routing import MAX_ID, api_route
 from app.db import get_session
 from app.localtime import aware
 from app.models.enums import Role
 from app.models.evidence import Lookup
-from app.request_files import uploaded_file
 from app.services import lookups as service
 from app.services import manual_lookups
-from app.services.errors import FieldError
 from app.services.providers import get_provider
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
@@ -147,19 +144,14 @@ def get_lookup(lookup_id: int) -> Response:
 )
 def record_manual_lookup(provider_id: int) -> Response:
     """multipart/form-data only; the screenshot is kept as evidence and the result is marked manual."""
-    if request.mimetype != "multipart/form-data":
-        raise ApiError(
-            415,
-            [FieldError("screenshot", _("请以 multipart/form-data 上传，截图放在文件字段 screenshot"))],
-        )
-    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
+    data, filename = screenshot_upload()
     session = get_session()
     lookup = manual_lookups.record_manual(
         session,
         provider_id=provider_id,
         kind=request.form.get("kind", ""),
         values=request.form,
-        screenshot=data or b"",
+        screenshot=data,
         filename=filename,
         user=g.api_user,
     )

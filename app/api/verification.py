@@ -5,18 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Response, g, jsonify, request
-from flask_babel import gettext as _
 from pydantic import BaseModel, Field
 
 from app.api import bp
-from app.api.errors import ApiError
+from app.api.errors import screenshot_upload
 from app.api.routing import MAX_ID, api_route
 from app.api.schemas import ItemVerificationPublic
 from app.db import get_session
 from app.models.enums import Role
-from app.request_files import uploaded_file
 from app.services import footer_manual, manual_lookups
-from app.services.errors import FieldError
 from app.services.providers import get_provider
 from app.services.verification import verification_of
 
@@ -82,17 +79,12 @@ def provider_verification(provider_id: int) -> Response:
 )
 def record_manual_footer(provider_id: int) -> Response:
     """multipart/form-data only; the footer text is read like a scraped page and the check re-runs."""
-    if request.mimetype != "multipart/form-data":
-        raise ApiError(
-            415,
-            [FieldError("screenshot", _("请以 multipart/form-data 上传，截图放在文件字段 screenshot"))],
-        )
-    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
+    data, filename = screenshot_upload()
     evidence = footer_manual.record_footer(
         get_session(),
         provider_id=provider_id,
         values=request.form,
-        screenshot=data or b"",
+        screenshot=data,
         filename=filename,
         user=g.api_user,
     )
