@@ -24,4 +24,8 @@ def test_a_completed_lookup_stores_a_new_check_run(lookup_app, session, provider
     runs = session.exec(select(CheckRun).where(CheckRun.provider_id == provider.id)).all()
     assert len(runs) == 1 and "icp_lookup" in runs[0].fact_names
     verdict = verdicts.verdict_of(session, provider.id)
-    assert verdict.check_run_id == runs[0].id and "lookup" not in verdict.unverified
+    assert verdict.check_run_id == runs[0].id
+    filing = next(item for item in verdict.items if item.kind == "icp_filing")
+    assert filing.status == "verified" and filing.lookup_id == lookup.id
+    # the ICP lookup verifies the filing it lists; the credit record is another lookup, still to make
+    assert [item.kind for item in verdict.unverified_items if item.kind != "footer"] == ["credit"]
