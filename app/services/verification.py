@@ -86,7 +86,7 @@ OFFER_CLAIMS: dict[str, tuple[str, str, str]] = {
 NOT_CLAIMED = (None, "", "unknown", "none")
 CERTIFICATE_NAMES = {  # (zh, en)
     "iso9001": ("ISO 9001", "ISO 9001"),
-    "iso27001": ("ISO/IEC 27001", "ISO/IEC 27001"),
+    "iso27001": ("ISO 27001", "ISO/IEC 27001"),
     "dengbao": ("等保", "MLPS"),
 }
 # Why an item is not verified, per kind: (zh, en).
