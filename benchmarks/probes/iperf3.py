@@ -16,6 +16,7 @@ from flask_babel import lazy_gettext as _l
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import LOCAL, PEER, TARGET, Probe, ProbeContext, ProbeFailed, check_result
+from benchmarks.probes.iperf3_text import looks_like_text, parse_text
 from benchmarks.sample import ParseError, Sample, ToolError
 
 TOOL = "iperf3"
@@ -30,9 +31,13 @@ STOP_SERVER = (
 REMOVE_DIR = 'case "$1" in */gpuvet-iperf3.*) rm -rf -- "$1";; esac'
 
 
-@register_parser("iperf3", accepts=_l("iperf3 3.0 及以上版本的 iperf3 -J 输出，TCP 或 UDP"))
+@register_parser(
+    "iperf3", accepts=_l("iperf3 3.0 及以上版本的 -J 输出，或普通文本报告（客户端或服务器端），TCP 或 UDP")
+)
 def parse_output(text: str) -> list[Sample]:
     """Receiver throughput, sender throughput, retransmits and per-interval throughput (Mbit/s)."""
+    if looks_like_text(text):
+        return parse_text(text)
     data = load_json_object(text, TOOL)
     if data.get("error"):
         raise ToolError(TOOL, str(data["error"]))
