@@ -428,7 +428,9 @@ def footer_fact_of(pages: list[Evidence]) -> dict[str, Any]:
 
 def _manual_note(home: Evidence) -> dict[str, Any] | None:
     """Who recorded a footer by hand and when they looked (app.services.footer_manual), else None."""
-    manual = (home.extracted or {}).get("manual") if home.method == "MANUAL" else None
+    from app.services.manual_lookups import METHOD  # evidence recorded by hand
+
+    manual = (home.extracted or {}).get("manual") if home.method == METHOD else None
     return (
         {"by": manual.get("by"), "looked_at": manual.get("looked_at")} if isinstance(manual, dict) else None
     )

@@ -20,13 +20,19 @@ from sqlmodel import Session
 from app.models import AuditEntry, Provider
 from app.models.evidence import Evidence
 from app.services.errors import FieldError, InvalidInput, NotFound
-from app.services.manual_lookups import MAX_NOTE, FormReader, actor_of, creation_audit, entry_and_screenshot
+from app.services.manual_lookups import (
+    MAX_NOTE,
+    METHOD,
+    FormReader,
+    actor_of,
+    creation_audit,
+    entry_and_screenshot,
+)
 from app.services.rechecks import recheck
 from scrapers import footer as footer_parser
 from scrapers.http import BadUrl, check_url
 
 FOOTER_HOME = "footer"  # app.services.evidence.FOOTER_HOME (not imported: it pulls in the HTTP client)
-METHOD = "MANUAL"
 MAX_FOOTER_TEXT = 4000
 
 

@@ -29,6 +29,8 @@ from app.models.checks import CheckRun, StoredFinding
 from app.models.credit import CreditRecord
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
 from app.models.provider import Certification, Filing, Licence, Offer
+from app.services.manual_lookups import METHOD as MANUAL_METHOD_NAME
+from app.services.manual_lookups import manual_info
 from app.vetting.identifiers import identify
 from app.vetting.rules._sources import number_key
 from app.vetting.subjects import SEVERITY_RANK, record_numbers, records_of
@@ -49,7 +51,6 @@ STATUSES: dict[str, tuple[str, str]] = {
 }
 DEFAULT_MAX_AGE_DAYS = 90
 FOOTER_HOME = "footer"  # app.services.evidence.FOOTER_HOME (not imported: it pulls in the scraper)
-MANUAL_METHOD = "MANUAL"  # evidence recorded by hand (manual lookups, manual footer records)
 # Findings from evidence (not from registry data alone) that contradict an item.
 EVIDENCE_RULES = ("lookup.", "footer.", "credit.")
 CONTRADICTING = {"blocker", "warning"}  # findings that contradict the footer
@@ -340,10 +341,9 @@ def _record_keys(kind: str, records: Iterable[dict[str, Any]]) -> set[tuple[str,
 
 
 def _manual_by(lookup: Lookup) -> tuple[datetime | None, str]:
-    manual = (lookup.captcha_extra or {}).get("manual") or {}
-    looked = manual.get("looked_at")
-    at = aware(datetime.fromisoformat(looked)) if looked else aware(lookup.completed_at)
-    return at, str(manual.get("by") or lookup.created_by_name)
+    """When the analyst looked and who recorded it (app.services.manual_lookups.manual_info)."""
+    manual = manual_info(lookup) or {}
+    return manual.get("looked_at"), str(manual.get("by") or lookup.created_by_name)
 
 
 def _contradictions(
@@ -515,7 +515,7 @@ def _footer_item(
     if home is None:
         zh, en = MISSING_TEXT["footer"]
         return ItemVerification("footer", "footer", name, UNVERIFIED, zh, en)
-    manual = home.method == MANUAL_METHOD
+    manual = home.method == MANUAL_METHOD_NAME
     if home.error and not manual:
         zh, en = MISSING_TEXT["footer_failed"]
         return ItemVerification(
