@@ -1,11 +1,11 @@
 """gunicorn settings for serving gpuvet (scripts/run.sh passes -c gunicorn.conf.py).
 
 gunicorn answers over-long request lines and oversized headers itself, with a plain-text page outside the
-app's error shape. Its limits are raised here above the app's own (app/guards.py: 8 KiB URL, 8 KiB per
+app's error shape. Its limits are raised here above the app's own (app/core/guards.py: 8 KiB URL, 8 KiB per
 header, 32 KiB of headers, 100 header fields), so the app answers 414 / 431 in the documented shape.
 """
 
-from app.config import Settings, private_dir
+from app.core.config import Settings, private_dir
 
 # 0 lifts gunicorn's 8,190-byte request-line cap; its fast parser still stops at 1 MiB, and the app
 # refuses anything over 8 KiB first. Put a reverse proxy with its own limits in front on the internet.

@@ -11,7 +11,7 @@ from flask import Flask, has_request_context, request, session
 from flask_babel import Babel
 from flask_wtf.csrf import CSRFProtect
 
-from app.config import PROJECT_ROOT, Settings, private_dir
+from app.core.config import PROJECT_ROOT, Settings, private_dir
 
 csrf = CSRFProtect()
 babel = Babel()
@@ -101,8 +101,10 @@ def _setup_web(app: Flask) -> None:
     """Sign-in, error pages, Bootstrap, the pages and the API: everything that imports models and routes."""
     from flask_bootstrap import Bootstrap5
 
-    from app import auth, db, errors
+    from app.accounts import auth
     from app.api import bp as api_bp
+    from app.core import db
+    from app.core import error_handlers as errors
     from app.web import bp as web_bp
 
     db.get_engine(app)
@@ -146,7 +148,8 @@ def create_app(
 
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=settings.proxy_hops)  # type: ignore[method-assign]
 
-    from app import cli, db, guards
+    from app import cli
+    from app.core import db, guards
 
     guards.init_app(app)
     db.init_app(app, settings.resolved_database_url())

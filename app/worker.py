@@ -10,8 +10,8 @@ import threading
 from datetime import timedelta
 from typing import Any
 
-from app.db import get_engine
-from app.jobs import get_huey, load_kinds, recover_jobs
+from app.core.db import get_engine
+from app.core.jobs import get_huey, load_kinds, recover_jobs
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from alembic import context
 from sqlmodel import SQLModel
 
 import app.models  # noqa: F401 - registers every table on SQLModel.metadata
-from app.config import Settings
+from app.core.config import Settings
 
 config = context.config
 if config.config_file_name and config.attributes.get("configure_logger", True):

@@ -42,10 +42,12 @@ import app.models  # noqa: E402, F401 - registers every table
 from app.advice.answers import validate_answers  # noqa: E402
 from app.advice.engine import advise  # noqa: E402
 from app.advice.facts import parse_licence_number  # noqa: E402
+from app.cases import cases  # noqa: E402
 from app.models import Datacenter, Filing, Licence, Offer, Provider, latest_runs  # noqa: E402
 from app.models.checks import CheckRun, StoredFinding  # noqa: E402
 from app.models.trials import BenchRun, BenchStep, TrialServer  # noqa: E402
-from app.services import bench_figures, cases, offer_snapshot  # noqa: E402
+from app.registry import offer_snapshot  # noqa: E402
+from app.trials import bench_figures  # noqa: E402
 from perf.advice_perf import build_table  # noqa: E402
 from perf.registry_perf import _rows  # noqa: E402
 

@@ -42,7 +42,7 @@ from app.models.jobs import Job  # noqa: E402
 from app.models.reports import ExportRecord  # noqa: E402
 from app.models.trials import BenchRun  # noqa: E402
 from app.models.watch import ChangeEvent  # noqa: E402
-from app.services import dashboard  # noqa: E402
+from app.registry import dashboard  # noqa: E402
 from perf.registry_perf import _rows  # noqa: E402
 
 TARGET_MS = 100.0
@@ -248,9 +248,9 @@ def _median_ms(action: Callable[[], Any], runs: int) -> tuple[float, float, floa
 def measure(url: str, runs: int, instance: Path) -> dict[str, Any]:
     """Median dashboard service and page times, statements per dashboard, and the figures it found."""
     from app import create_app
-    from app.config import Settings
-    from app.services import users
-    from app.services.errors import Conflict
+    from app.accounts import users
+    from app.core.config import Settings
+    from app.core.errors import Conflict
 
     flask_app = create_app(Settings(GPUVET_INSTANCE_PATH=instance, DATABASE_URL=url), WTF_CSRF_ENABLED=False)
     engine = flask_app.extensions["gpuvet.engine"]

@@ -35,9 +35,9 @@ import sqlalchemy as sa  # noqa: E402
 from sqlmodel import Session, SQLModel, select  # noqa: E402
 
 import app.models  # noqa: E402, F401 - registers every table
+from app.accounts import users  # noqa: E402
 from app.models import AuditEntry, Provider  # noqa: E402
-from app.services import users  # noqa: E402
-from app.services.providers import create_provider  # noqa: E402
+from app.registry.providers import create_provider  # noqa: E402
 from tests.live_server import gunicorn_server  # noqa: E402
 
 PASSWORD = "perf-load-password-123"

@@ -28,10 +28,10 @@ sys.path.insert(0, str(PROJECT_ROOT))
 from cryptography.fernet import Fernet  # noqa: E402
 from sqlmodel import Session, select  # noqa: E402
 
+from app.accounts import users  # noqa: E402
 from app.models import Provider, User  # noqa: E402
 from app.models.notify import Delivery, InboxItem, NotifySettings, ProviderWatch, Webhook  # noqa: E402
 from app.models.watch import ChangeEvent  # noqa: E402
-from app.services import users  # noqa: E402
 from perf.recheck_perf import DAY_ONE, DAY_TWO, count, daily, expire_some_licences, seed_evidence  # noqa: E402
 from perf.registry_perf import StatementCounter, build_app, reset_schema, seed  # noqa: E402
 

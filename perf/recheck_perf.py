@@ -31,12 +31,12 @@ sys.path.insert(0, str(PROJECT_ROOT))
 import sqlalchemy as sa  # noqa: E402
 from sqlmodel import Session, func, select  # noqa: E402
 
+from app.credentials import checks  # noqa: E402
 from app.models import Licence  # noqa: E402
 from app.models.checks import CheckRun, StoredFinding  # noqa: E402
 from app.models.evidence import Evidence, Lookup  # noqa: E402
 from app.models.jobs import Job, JobState  # noqa: E402
 from app.models.watch import ChangeEvent  # noqa: E402
-from app.services import checks  # noqa: E402
 from perf.registry_perf import StatementCounter, build_app, reset_schema, seed  # noqa: E402
 
 TARGET_S = 10.0

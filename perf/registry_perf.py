@@ -38,10 +38,10 @@ from sqlmodel import Session, SQLModel  # noqa: E402
 
 import app.models  # noqa: E402, F401 - registers every table
 from app import create_app  # noqa: E402
+from app.accounts import users  # noqa: E402
 from app.cli.db import alembic_config  # noqa: E402
-from app.config import Settings  # noqa: E402
+from app.core.config import Settings  # noqa: E402
 from app.models import AuditEntry, Datacenter, Filing, Licence, Offer, Provider  # noqa: E402
-from app.services import users  # noqa: E402
 
 PASSWORD = "perf-password-123"
 BATCH = 2_000

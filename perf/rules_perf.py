@@ -31,8 +31,8 @@ from sqlalchemy.orm import selectinload  # noqa: E402
 from sqlmodel import Session, SQLModel, select  # noqa: E402
 
 import app.models  # noqa: E402, F401 - registers every table
+from app.credentials import checks  # noqa: E402
 from app.models import Provider  # noqa: E402
-from app.services import checks  # noqa: E402
 from app.vetting.findings import RuleContext, load_rules, run_rules  # noqa: E402
 from app.vetting.rules._common import load_knowledge, parsed  # noqa: E402
 from perf.registry_perf import seed  # noqa: E402

@@ -27,8 +27,8 @@ import sqlalchemy as sa  # noqa: E402
 from sqlmodel import Session, SQLModel  # noqa: E402
 
 import app.models  # noqa: E402, F401 - registers every table
-from app.services import checks, verdicts, verification  # noqa: E402
-from app.services.providers import create_provider  # noqa: E402
+from app.credentials import checks, verdicts, verification  # noqa: E402
+from app.registry.providers import create_provider  # noqa: E402
 
 
 def _provider(index: int, offers: int) -> dict[str, Any]:

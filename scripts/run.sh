@@ -11,7 +11,7 @@ echo "==> database"
 $flask db upgrade
 $flask demo load --if-empty
 
-# The instance folder is the app's (GPUVET_INSTANCE_PATH, default ./instance; app/config.py): private.
+# The instance folder is the app's (GPUVET_INSTANCE_PATH, default ./instance; app/core/config.py): private.
 instance_dir=${GPUVET_INSTANCE_PATH:-instance}
 mkdir -p -m 700 "$instance_dir"
 admin_file=$instance_dir/admin-password

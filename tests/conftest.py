@@ -17,8 +17,8 @@ from sqlmodel import Session, SQLModel
 
 import app.models
 from app import create_app
-from app.config import Settings
-from app.services import passwords, users
+from app.accounts import passwords, users
+from app.core.config import Settings
 
 BACKENDS = ["sqlite", "postgresql"]
 PASSWORD = "correct horse battery"

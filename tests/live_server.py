@@ -13,7 +13,7 @@ from pathlib import Path
 
 import requests
 
-from app.config import PROJECT_ROOT
+from app.core.config import PROJECT_ROOT
 
 START_TIMEOUT_S = 60.0
 

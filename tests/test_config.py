@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import stat
 
-from app.config import Settings
+from app.core.config import Settings
 
 
 def test_secret_key_is_generated_once_and_kept(tmp_path, monkeypatch):

@@ -4,8 +4,9 @@ import jinja2
 import sqlalchemy as sa
 from sqlmodel import Session, SQLModel, select
 
+from app.accounts import users
 from app.models import Provider, User
-from app.services import providers, users
+from app.registry import providers
 from tests.conftest import PASSWORD, SharedTemplateCode, _empty_tables
 
 

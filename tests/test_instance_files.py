@@ -15,10 +15,10 @@ import pytest
 import sqlalchemy as sa
 
 from app import create_app
-from app.config import Settings, read_or_create_secret
-from app.db import get_engine, private_sqlite_file, sqlite_path
-from app.jobs import QUEUE_FILE, get_huey
-from app.services.trials import KEY_FILE, cipher_from_settings
+from app.core.config import Settings, read_or_create_secret
+from app.core.db import get_engine, private_sqlite_file, sqlite_path
+from app.core.jobs import QUEUE_FILE, get_huey
+from app.trials.servers import KEY_FILE, cipher_from_settings
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 

@@ -23,8 +23,8 @@ from pydantic import (
 )
 
 from app.advice import cities
+from app.core.errors import FieldError, InvalidInput, from_validation_error
 from app.models.fields import blank_to_none, split_list
-from app.services.errors import FieldError, InvalidInput, from_validation_error
 
 
 class WorkloadKind(StrEnum):

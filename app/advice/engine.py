@@ -31,7 +31,7 @@ class Advice:
     ranked: Ranking
     checklist: list[checklist.Entry]
     faq: list[dict[str, Any]]
-    # Reads the providers' verdicts afresh (app.services.verdicts.verdicts_of on a session); without it the
+    # Reads the providers' verdicts afresh (app.credentials.verdicts.verdicts_of on a session); without it the
     # verdict shown is the level of the latest check run the offers were read with.
     read_verdicts: VerdictReader | None = None
 

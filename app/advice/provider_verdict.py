@@ -3,7 +3,7 @@
 A provider whose check fails on a licence red flag (DOMAIN.md flags 1-4, 10, 11) is excluded with that
 flag named; one whose check fails only on evidence (benchmark findings: a measured figure below the claim)
 stays ranked, on its measured figures, and says so. The label and what is unverified come from
-app.services.verdicts.verdicts_of when a session is at hand (read afresh for the offers shown); the
+app.credentials.verdicts.verdicts_of when a session is at hand (read afresh for the offers shown); the
 advice's own facts (the latest check run's verdict and findings) give the level otherwise.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from app.advice.facts import FindingFacts, ProviderFacts
-from app.services.verdicts import LEVELS, labels
+from app.credentials.verdicts import LEVELS, labels
 
 LICENCE_RED_FLAGS = frozenset({1, 2, 3, 4, 10, 11})
 BENCHMARK_RULES = "benchmarks."  # rule ids of findings about measured figures
@@ -22,7 +22,7 @@ UNCHECKED = "unchecked"
 
 
 class Verdict(Protocol):
-    """What the advice reads of app.services.verdicts.ProviderVerdict (any object with its to_dict)."""
+    """What the advice reads of app.credentials.verdicts.ProviderVerdict (any object with its to_dict)."""
 
     def to_dict(self) -> dict[str, Any]: ...
 

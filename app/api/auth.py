@@ -5,13 +5,13 @@ from __future__ import annotations
 from flask import g, request
 from flask_babel import gettext as _
 
+from app.accounts.auth import act_as, has_role
+from app.accounts.users import user_for_token
 from app.api.errors import ApiError
-from app.auth import act_as, has_role
-from app.db import get_session
+from app.core.db import get_session
+from app.core.errors import FieldError
 from app.models import User
 from app.models.enums import Role
-from app.services.errors import FieldError
-from app.services.users import user_for_token
 
 
 def _unauthorized(message: str, *, invalid: bool) -> ApiError:

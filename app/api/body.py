@@ -9,8 +9,8 @@ from flask import request
 from flask_babel import gettext as _
 
 from app.api.errors import ApiError
-from app.limits import MAX_ID, depth_message, parse_id, too_deep
-from app.services.errors import FieldError, field_path
+from app.core.errors import FieldError, field_path
+from app.core.limits import MAX_ID, depth_message, parse_id, too_deep
 
 # A provider with every nested record is a few kilobytes; anything near this is a mistake or abuse.
 MAX_BODY_BYTES = 1024 * 1024

@@ -11,10 +11,10 @@ from pydantic import BaseModel, Field
 from app.api import bp
 from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route
-from app.db import get_session
+from app.core.db import get_session
+from app.core.errors import FieldError, InvalidInput
 from app.models.enums import Role
-from app.services import campaigns
-from app.services.errors import FieldError, InvalidInput
+from app.trials import campaigns
 
 SERVER = f"/trial-servers/<int(max={MAX_ID}):server_id>/campaigns"
 CAMPAIGN = f"/campaigns/<int(max={MAX_ID}):campaign_id>"

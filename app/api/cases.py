@@ -13,12 +13,12 @@ from app.advice.questionnaire import STEP_KEYS
 from app.api import bp
 from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route
-from app.db import get_session
-from app.localtime import aware
+from app.cases import cases as service
+from app.core.clock import aware
+from app.core.db import get_session
+from app.core.errors import from_validation_error
 from app.models.cases import ProcurementCase
 from app.models.enums import Role
-from app.services import cases as service
-from app.services.errors import from_validation_error
 
 ONE = f"/cases/<int(max={MAX_ID}):case_id>"
 

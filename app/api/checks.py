@@ -11,13 +11,13 @@ from pydantic import BaseModel
 
 from app.api import bp
 from app.api.routing import MAX_ID, api_route
-from app.db import get_session
-from app.localtime import aware
+from app.core.clock import aware
+from app.core.db import get_session
+from app.core.errors import NotFound
+from app.credentials import checks
 from app.models.checks import CheckRun
 from app.models.enums import Role
-from app.services import checks
-from app.services.errors import NotFound
-from app.services.providers import get_provider
+from app.registry.providers import get_provider
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
 

@@ -13,11 +13,11 @@ from pydantic import BaseModel, Field
 from app.api import bp
 from app.api.errors import screenshot_upload
 from app.api.routing import MAX_ID, api_route
-from app.db import get_session
+from app.core.db import get_session
+from app.core.errors import InvalidInput
+from app.credentials import credit as service
 from app.models.enums import Role
-from app.services import credit as service
-from app.services.errors import InvalidInput
-from app.services.providers import get_provider
+from app.registry.providers import get_provider
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
 

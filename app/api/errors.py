@@ -6,8 +6,8 @@ from typing import Any
 
 from flask import Blueprint, make_response
 
-from app.errors import error_response
-from app.services.errors import FieldError
+from app.core.error_handlers import error_response
+from app.core.errors import FieldError
 
 
 class ApiError(Exception):
@@ -36,8 +36,8 @@ def screenshot_upload() -> tuple[bytes, str | None]:
     from flask import request
     from flask_babel import gettext as _
 
-    from app.request_files import uploaded_file
-    from app.services.manual_lookups import MAX_SCREENSHOT_BYTES
+    from app.core.request_files import uploaded_file
+    from app.credentials.manual_lookups import MAX_SCREENSHOT_BYTES
 
     if request.mimetype != "multipart/form-data":
         raise ApiError(

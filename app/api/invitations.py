@@ -8,10 +8,10 @@ from pydantic import BaseModel
 from app.api import bp
 from app.api.body import json_object
 from app.api.routing import api_route
-from app.db import get_session
+from app.core.db import get_session
+from app.disclosure import invitations
+from app.disclosure.invitations import InvitationIn
 from app.models.enums import Role
-from app.services import invitations
-from app.services.invitations import InvitationIn
 
 TAGS = ("disclosure",)
 

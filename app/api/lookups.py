@@ -10,13 +10,13 @@ from pydantic import BaseModel, Field
 from app.api import bp
 from app.api.errors import screenshot_upload
 from app.api.routing import MAX_ID, api_route
-from app.db import get_session
-from app.localtime import aware
+from app.core.clock import aware
+from app.core.db import get_session
+from app.credentials import lookups as service
+from app.credentials import manual_lookups
 from app.models.enums import Role
 from app.models.evidence import Lookup
-from app.services import lookups as service
-from app.services import manual_lookups
-from app.services.providers import get_provider
+from app.registry.providers import get_provider
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
 

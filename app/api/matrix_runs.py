@@ -8,9 +8,9 @@ from app.api import bp
 from app.api.body import json_object
 from app.api.routing import api_route
 from app.api.trials import TAGS, RunPublic, _run_body
-from app.db import get_session
+from app.core.db import get_session
 from app.models.enums import Role
-from app.services import matrix_runs
+from app.trials import matrix_runs
 
 
 @api_route(

@@ -10,12 +10,12 @@ from pydantic import BaseModel, Field, ValidationError
 
 from app.api import bp
 from app.api.routing import MAX_ID, api_route
-from app.db import get_session
-from app.localtime import aware
+from app.core.clock import aware
+from app.core.db import get_session
+from app.core.errors import from_validation_error
 from app.models.enums import Role
-from app.services import notifications
-from app.services.errors import from_validation_error
-from app.services.notify_dispatch import event_document
+from app.notify import watches as notifications
+from app.notify.dispatch import event_document
 
 
 class InboxParams(BaseModel):

@@ -7,6 +7,7 @@ from typing import Any
 from flask import Response, g, jsonify, request, url_for
 from flask_babel import gettext as _
 
+from app.accounts.auth import has_role
 from app.api import bp
 from app.api.body import if_match_version as _if_match
 from app.api.body import json_object
@@ -21,15 +22,14 @@ from app.api.schemas import (
     ProviderWithVerdictPage,
     VerdictPublic,
 )
-from app.auth import has_role
-from app.db import get_session
-from app.localtime import aware
+from app.core.clock import aware
+from app.core.db import get_session
+from app.core.errors import FieldError
+from app.credentials.verdicts import ProviderVerdict, verdict_of, verdicts_of
 from app.models import Provider
 from app.models.enums import Role
 from app.models.io import ProviderCreate, ProviderPatch, ProviderPublic
-from app.services import providers as svc
-from app.services.errors import FieldError
-from app.services.verdicts import ProviderVerdict, verdict_of, verdicts_of
+from app.registry import providers as svc
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
 

@@ -14,9 +14,9 @@ from pydantic import BaseModel
 
 from app.api.auth import authenticate
 from app.api.errors import ApiError
-from app.limits import MAX_ID as MAX_ID  # re-exported for the route modules
+from app.core.errors import FieldError
+from app.core.limits import MAX_ID as MAX_ID  # re-exported for the route modules
 from app.models.enums import Role
-from app.services.errors import FieldError
 
 _PARAM = re.compile(r"<(?:(?P<converter>\w+)(?:\((?P<args>[^)]*)\))?:)?(?P<name>\w+)>")
 

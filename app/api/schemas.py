@@ -7,10 +7,10 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from app.credentials.verdicts import LEVELS, SOURCES
 from app.models.enums import BandwidthType, ProviderStatus, StorageType
 from app.models.io import ProviderPublic
-from app.services.providers import MAX_PAGE, SORTS, ProviderQuery
-from app.services.verdicts import LEVELS, SOURCES
+from app.registry.providers import MAX_PAGE, SORTS, ProviderQuery
 
 _DEFAULTS = {name: info.default for name, info in ProviderQuery.model_fields.items()}
 
@@ -49,7 +49,7 @@ class AuditEntryList(BaseModel):
 
 
 class ItemVerificationPublic(BaseModel):
-    """One item's verification (app.services.verification): a licence, filing, certification, the footer,
+    """One item's verification (app.credentials.verification): a licence, filing, certification, the footer,
     the credit record or an offer's claimed figure."""
 
     subject: str = Field(

@@ -8,14 +8,14 @@ from typing import Literal, Optional
 from flask import Response, g, jsonify
 from pydantic import BaseModel, Field
 
+from app.accounts import users as service
+from app.accounts.auth import has_role
 from app.api import bp
 from app.api.routing import MAX_ID, api_route
-from app.auth import has_role
-from app.db import get_session
-from app.localtime import aware
+from app.core.clock import aware
+from app.core.db import get_session
 from app.models import ApiToken
 from app.models.enums import Role
-from app.services import users as service
 
 
 class TokenPublic(BaseModel):

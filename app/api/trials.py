@@ -12,14 +12,15 @@ from pydantic import BaseModel, Field
 from app.api import bp
 from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route
-from app.db import get_session
-from app.localtime import aware
+from app.core.clock import aware
+from app.core.db import get_session
+from app.core.errors import FieldError, InvalidInput
 from app.models.enums import Role
 from app.models.trials import BenchRun
-from app.services import bench_runs, trials
-from app.services.errors import FieldError, InvalidInput
-from app.services.providers import get_provider
-from app.services.trials import TrialServerIn
+from app.registry.providers import get_provider
+from app.trials import bench_runs
+from app.trials import servers as trials
+from app.trials.servers import TrialServerIn
 
 PROVIDER = f"/providers/<int(max={MAX_ID}):provider_id>/trial-servers"
 SERVER = f"/trial-servers/<int(max={MAX_ID}):server_id>"

@@ -12,11 +12,11 @@ from pydantic import BaseModel, Field
 from app.api import bp
 from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route
-from app.db import get_session
+from app.core.db import get_session
+from app.core.errors import FieldError, InvalidInput
+from app.core.request_files import uploaded_file
 from app.models.enums import Role
-from app.request_files import uploaded_file
-from app.services import bench_uploads
-from app.services.errors import FieldError, InvalidInput
+from app.trials import bench_uploads
 
 OFFER_UPLOADS = f"/offers/<int(max={MAX_ID}):offer_id>/uploads"
 FIELDS = ("tool", "path", "note", "output")

@@ -11,11 +11,11 @@ from app.api import bp
 from app.api.errors import screenshot_upload
 from app.api.routing import MAX_ID, api_route
 from app.api.schemas import ItemVerificationPublic
-from app.db import get_session
+from app.core.db import get_session
+from app.credentials import footer_manual, manual_lookups
+from app.credentials.verification import verification_of
 from app.models.enums import Role
-from app.services import footer_manual, manual_lookups
-from app.services.providers import get_provider
-from app.services.verification import verification_of
+from app.registry.providers import get_provider
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import Flask
 from flask.cli import AppGroup
 
-from app.plugins import import_submodules
+from app.core.plugins import import_submodules
 
 
 def init_app(app: Flask) -> None:

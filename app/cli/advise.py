@@ -9,7 +9,7 @@ import click
 from flask.cli import AppGroup, with_appcontext
 
 from app.cli.common import cli_session, fail, print_json
-from app.limits import depth_message, too_deep
+from app.core.limits import depth_message, too_deep
 
 
 def _unreadable(exc: Exception) -> str:
@@ -41,8 +41,8 @@ def _unreadable(exc: Exception) -> str:
 def advise_group(answers_file: click.utils.LazyFile, top: int | None, today: object) -> None:
     """Print {requirements, offers, checklist, faq, ...} as JSON; bad answers exit 1 naming each field."""
     from app.advice.answers import validate_answers
-    from app.services import cases
-    from app.services.errors import InvalidInput, ServiceError, field_path
+    from app.cases import cases
+    from app.core.errors import InvalidInput, ServiceError, field_path
 
     try:
         data = json.load(answers_file)

@@ -11,7 +11,7 @@ from flask import current_app
 from flask.cli import AppGroup
 
 from app.cli.common import RECORD_ID, LazyChoice, cli_session, fail, print_json
-from app.services.errors import InvalidInput, ServiceError
+from app.core.errors import InvalidInput, ServiceError
 
 if TYPE_CHECKING:
     from benchmarks.suites import Progress
@@ -70,8 +70,8 @@ def _params(pairs: tuple[str, ...]) -> dict[str, Any]:
 @click.option("--param", "pairs", multiple=True, metavar="NAME=VALUE", help="A suite parameter (repeatable).")
 def run_command(server_id: int, suite: str, pairs: tuple[str, ...]) -> None:
     """Run SUITE on trial server SERVER_ID here (not on the queue), with a progress bar; prints the result."""
-    from app.services import bench_runs
-    from app.services.trials import address_policy, cipher_from_settings
+    from app.trials import bench_runs
+    from app.trials.servers import address_policy, cipher_from_settings
 
     settings = current_app.config["GPUVET_SETTINGS"]
     cipher, policy = cipher_from_settings(settings), address_policy(settings)
@@ -103,7 +103,7 @@ def run_command(server_id: int, suite: str, pairs: tuple[str, ...]) -> None:
 
 
 def _upload_tools() -> list[str]:
-    from app.services.bench_uploads import TOOLS
+    from app.trials.bench_uploads import TOOLS
 
     return list(TOOLS)
 
@@ -116,7 +116,7 @@ def _upload_tools() -> list[str]:
 @click.option("--note", default=None, help="A note kept with the run (where and when it was captured).")
 def upload_command(offer_id: int, file: Any, tool: str, path: str | None, note: str | None) -> None:
     """Store FILE (a tool output captured by hand, - for stdin) as an uploaded run of OFFER_ID; print JSON."""
-    from app.services import bench_uploads
+    from app.trials import bench_uploads
 
     data = file.read(bench_uploads.MAX_UPLOAD_BYTES + 1)
     filename = None if file.name in ("<stdin>", "-") else str(file.name).rsplit("/", 1)[-1]
@@ -133,7 +133,7 @@ def upload_command(offer_id: int, file: Any, tool: str, path: str | None, note: 
 @bench_group.command("refresh-figures")
 def refresh_figures_command() -> None:
     """Rebuild the measured figures (bench_figure) of every stored run from its samples; print JSON."""
-    from app.services import bench_figures
+    from app.trials import bench_figures
 
     with cli_session() as session:
         print_json(bench_figures.refresh_all(session))

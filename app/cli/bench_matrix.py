@@ -9,7 +9,7 @@ from flask import current_app
 
 from app.cli.bench import _params, bench_group
 from app.cli.common import RECORD_ID, cli_session, fail, print_json
-from app.services.errors import InvalidInput, ServiceError
+from app.core.errors import InvalidInput, ServiceError
 
 
 def _addresses(pairs: tuple[str, ...]) -> dict[int, str]:
@@ -44,8 +44,8 @@ def matrix_command(
     pairs: tuple[str, ...],
 ) -> None:
     """iperf3 between every pair of SERVER_IDS (2 to 8 of one offer), then the cluster steps; prints JSON."""
-    from app.services import bench_runs, matrix_runs
-    from app.services.trials import address_policy, cipher_from_settings
+    from app.trials import bench_runs, matrix_runs
+    from app.trials.servers import address_policy, cipher_from_settings
 
     settings = current_app.config["GPUVET_SETTINGS"]
     with cli_session() as session:

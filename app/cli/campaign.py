@@ -6,7 +6,7 @@ import click
 
 from app.cli.bench import _params, bench_group
 from app.cli.common import RECORD_ID, cli_session, fail, print_json
-from app.services.errors import ServiceError
+from app.core.errors import ServiceError
 
 
 @bench_group.command("campaign")
@@ -17,7 +17,7 @@ from app.services.errors import ServiceError
 @click.option("--param", "pairs", multiple=True, metavar="NAME=VALUE", help="A suite parameter (repeatable).")
 def campaign_command(server_id: int, days: str, peak: str, offpeak: str, pairs: tuple[str, ...]) -> None:
     """Plan the stability suite on SERVER_ID in each peak and off-peak window; prints the campaign as JSON."""
-    from app.services import campaigns
+    from app.trials import campaigns
 
     with cli_session() as session:
         try:

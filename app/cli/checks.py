@@ -20,9 +20,9 @@ from app.cli.vet import vet_group
 )
 def check_command(provider_id: int, dry_run: bool, today: datetime | None) -> None:
     """Run every vetting rule on PROVIDER_ID (no network) and print the verdict and findings as JSON."""
-    from app.services import checks
-    from app.services.errors import ServiceError
-    from app.services.verdicts import verdict_of
+    from app.core.errors import ServiceError
+    from app.credentials import checks
+    from app.credentials.verdicts import verdict_of
 
     day = today.date() if today else None
     with cli_session() as session:
@@ -73,8 +73,8 @@ def recover_command() -> None:
     """Mark jobs of stopped workers interrupted (or queue them again) and re-queue lost ones, once."""
     from datetime import timedelta
 
-    from app.db import get_engine
-    from app.jobs import recover_jobs
+    from app.core.db import get_engine
+    from app.core.jobs import recover_jobs
 
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     stale = timedelta(seconds=app.config["GPUVET_SETTINGS"].jobs_heartbeat_s * 4)

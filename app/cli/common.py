@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from app.limits import MAX_ID
+from app.core.limits import MAX_ID
 
 if TYPE_CHECKING:
     from sqlmodel import Session
 
-    from app.services.errors import ServiceError
+    from app.core.errors import ServiceError
 
 # A record id argument: anything outside 1..MAX_ID is a usage error, never a database error.
 RECORD_ID = click.IntRange(1, MAX_ID)
@@ -28,8 +28,8 @@ def cli_session() -> Session:
     """A session whose changes are audited as made from the command line."""
     from sqlmodel import Session
 
-    from app.db import get_engine
-    from app.services.audit import set_actor
+    from app.core.audit import set_actor
+    from app.core.db import get_engine
 
     session = Session(get_engine(), expire_on_commit=False)
     set_actor(session, user_id=None, name="cli")

@@ -8,7 +8,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from app.config import PROJECT_ROOT
+from app.core.config import PROJECT_ROOT
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -28,7 +28,7 @@ def alembic_config(url: str) -> Config:
 
 def _url() -> str:
     """The configured database URL; a SQLite file is created 0600 before Alembic opens it."""
-    from app.db import private_sqlite_file
+    from app.core.db import private_sqlite_file
 
     url = current_app.config["GPUVET_SETTINGS"].resolved_database_url()
     private_sqlite_file(url)

@@ -22,7 +22,7 @@ def _renderer() -> Any:
 
 def _evidence(session: Any, *, report: bool) -> None:
     """Load the demo evidence and say what was added, what was there, and which part failed with why."""
-    from app.services.demo_evidence import load_demo_evidence
+    from app.registry.demo_evidence import load_demo_evidence
 
     outcome = load_demo_evidence(session, renderer=_renderer if report else None)
     for name, value in outcome.added.items():
@@ -41,8 +41,8 @@ def _evidence(session: Any, *, report: bool) -> None:
 @click.option("--no-report", is_flag=True, help="Everything but the PDF report export.")
 def load_command(if_empty: bool, no_evidence: bool, no_report: bool) -> None:
     """Load the clearly fictional demo providers (every red flag represented) and the demo evidence."""
-    from app.services import demo
-    from app.services.errors import ServiceError
+    from app.core.errors import ServiceError
+    from app.registry import demo
 
     started = time.perf_counter()
     with cli_session() as session:

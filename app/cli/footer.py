@@ -31,7 +31,7 @@ def _page_summary(page: footer.PageOutcome) -> dict:
 @click.argument("target")
 def footer_command(target: str) -> None:
     """Print {"identifiers": [...], "company_name": ...} for a URL (home + linked pages) or a saved FILE."""
-    from app.services.evidence import http_client
+    from app.credentials.evidence import http_client
     from scrapers import footer
     from scrapers.http import FetchError
 

@@ -6,7 +6,7 @@ import click
 from flask.cli import with_appcontext
 
 from app.cli.common import RECORD_ID, cli_session, fail, print_json
-from app.services.errors import ServiceError
+from app.core.errors import ServiceError
 
 
 @click.command("invite")
@@ -16,7 +16,7 @@ from app.services.errors import ServiceError
 @click.option("--expires-days", type=click.IntRange(1, 365), help="Link lifetime (default: the setting, 14).")
 def invite(provider_id: int, email: str | None, expires_days: int | None) -> None:
     """Invite provider PROVIDER_ID to fill in the disclosure questionnaire; prints the link once."""
-    from app.services import invitations
+    from app.disclosure import invitations
 
     data: dict[str, object] = {"provider_id": provider_id}
     if email:

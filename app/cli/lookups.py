@@ -45,10 +45,10 @@ def record_command(
     from sqlmodel import select
 
     from app.api.lookups import lookup_json
+    from app.core.audit import set_actor
+    from app.core.errors import InvalidInput, ServiceError
+    from app.credentials import manual_lookups
     from app.models import User
-    from app.services import manual_lookups
-    from app.services.audit import set_actor
-    from app.services.errors import InvalidInput, ServiceError
 
     with screenshot.open("rb") as handle:
         data = handle.read(manual_lookups.MAX_SCREENSHOT_BYTES + 1)

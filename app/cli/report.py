@@ -42,9 +42,9 @@ def _write(record: ExportRecord, output: Path) -> None:
 @_LANG
 def provider_command(provider_id: int, output: Path, lang: str) -> None:
     """Export the vetting report of provider PROVIDER_ID to OUTPUT."""
+    from app.core.errors import ServiceError
+    from app.credentials import report_exports as service
     from app.reports.pdf import renderer_for_settings
-    from app.services import reports as service
-    from app.services.errors import ServiceError
 
     renderer = renderer_for_settings(current_app.config["GPUVET_SETTINGS"])
     author = service.Author(id=None, name=CLI_AUTHOR_NAME)
@@ -65,9 +65,9 @@ def provider_command(provider_id: int, output: Path, lang: str) -> None:
 @_LANG
 def case_command(case_id: int, output: Path, lang: str) -> None:
     """Export the report of procurement case CASE_ID to OUTPUT."""
+    from app.core.errors import ServiceError
+    from app.credentials import report_exports as service
     from app.reports.pdf import renderer_for_settings
-    from app.services import reports as service
-    from app.services.errors import ServiceError
 
     if not service.cases_available():
         click.echo("error: cases are not available yet (case reports need procurement cases)", err=True)

@@ -9,7 +9,7 @@ import click
 from flask.cli import AppGroup
 
 from app.cli.common import RECORD_ID, LazyChoice, cli_session, fail
-from app.services.errors import ServiceError
+from app.core.errors import ServiceError
 
 # Models and services are imported inside the commands: every `flask` command imports this module.
 MAX_TOKEN_DAYS = 3650
@@ -37,7 +37,7 @@ def _read_password(from_stdin: bool) -> str:
 @click.option("--password-stdin", is_flag=True, help="Read the password from standard input.")
 def create(name: str, role: str, password_stdin: bool) -> None:
     """Create user NAME with a role; the password comes from a prompt or stdin."""
-    from app.services import users
+    from app.accounts import users
 
     password = _read_password(password_stdin)
     with cli_session() as session:
@@ -53,7 +53,7 @@ def create(name: str, role: str, password_stdin: bool) -> None:
 @click.option("--password-stdin", is_flag=True, help="Read the new password from standard input.")
 def set_password(name: str, password_stdin: bool) -> None:
     """Give user NAME a new password; their sessions end and their API tokens are revoked."""
-    from app.services import users
+    from app.accounts import users
 
     password = _read_password(password_stdin)
     with cli_session() as session:
@@ -70,7 +70,7 @@ def set_password(name: str, password_stdin: bool) -> None:
 @click.option("--expires-days", type=click.IntRange(1, MAX_TOKEN_DAYS), help="Expire after N days.")
 def token(name: str, expires_days: int | None) -> None:
     """Print a new API token for user NAME."""
-    from app.services import users
+    from app.accounts import users
 
     with cli_session() as session:
         try:
@@ -87,7 +87,7 @@ def _when(value: datetime | None) -> str:
 @click.argument("name")
 def tokens(name: str) -> None:
     """List user NAME's API tokens: id, created, last used, expires, state."""
-    from app.services import users
+    from app.accounts import users
 
     with cli_session() as session:
         try:
@@ -104,7 +104,7 @@ def tokens(name: str) -> None:
 @click.argument("token_id", type=RECORD_ID)
 def revoke_token(token_id: int) -> None:
     """Revoke the API token with id TOKEN_ID (see `users tokens NAME`)."""
-    from app.services import users
+    from app.accounts import users
 
     with cli_session() as session:
         try:

@@ -3,11 +3,11 @@
 Every module of this package is imported here, so a new table module needs no registration line.
 """
 
+from app.core.plugins import import_submodules
 from app.models.audit import AuditEntry
 from app.models.credit import CreditRecord as CreditRecord
 from app.models.provider import Certification, Datacenter, Filing, Licence, Offer, Provider
 from app.models.user import ApiToken, LoginFailure, User
-from app.plugins import import_submodules
 
 import_submodules(__name__)
 

@@ -1,6 +1,6 @@
 """Measured figures: one row per benchmark run and figure, in plain columns the ranking reads directly.
 
-Rows are derived from a succeeded run's samples, claims and comparisons (app.services.bench_figures) and
+Rows are derived from a succeeded run's samples, claims and comparisons (app.trials.bench_figures) and
 written in the same transaction as the run or its steps, so advising never decodes sample JSON. Which
 run's figure an offer is ranked on (fresh before stale, executed before uploaded, newest) is decided when
 reading, because staleness depends on the day of the advice.
@@ -51,7 +51,7 @@ class BenchFigure(SQLModel, table=True):
 
 def _after_flush(session: orm.Session, _context: object) -> None:
     """Keep the figures of runs (and steps) written in this flush in line, in the same transaction."""
-    from app.services.bench_figures import refresh_after_flush
+    from app.trials.bench_figures import refresh_after_flush
 
     refresh_after_flush(session)
 

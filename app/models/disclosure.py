@@ -25,7 +25,7 @@ class Invitation(SQLModel, table=True):
     """A link with an unguessable token that lets one provider fill in the questionnaire without an account.
 
     Only the token's SHA-256 is stored. `answers` holds the validated questionnaire
-    (app/services/disclosure_schema.Disclosure) once submitted; `draft` the form's raw text as last saved;
+    (app/disclosure/schema.Disclosure) once submitted; `draft` the form's raw text as last saved;
     `review` holds the analyst's decision per item.
     """
 

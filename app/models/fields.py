@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from flask_babel import gettext as _
 from pydantic import BeforeValidator, EmailStr, Field
 
-from app.limits import MAX_ID
+from app.core.limits import MAX_ID
 
 _LIST_SPLIT = re.compile(r"[,，、;；\s]+")
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?")

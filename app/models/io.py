@@ -6,7 +6,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, ValidationInfo, create_model, field_validator
 from sqlmodel import Field, SQLModel
 
-from app.limits import COLLECTION_LIMITS, LIST_FIELD_LIMIT, too_many
+from app.core.limits import COLLECTION_LIMITS, LIST_FIELD_LIMIT, too_many
 from app.models.fields import RecordId, SingleLine, number_fields, reject_bool
 from app.models.provider import (
     CertificationBase,

@@ -1,6 +1,6 @@
 """registry_version: a counter that every change to the tables advice reads moves, through database triggers.
 
-A process may then keep the offers it read (app.services.offer_snapshot) and read them again only when the
+A process may then keep the offers it read (app.registry.offer_snapshot) and read them again only when the
 counter moved. The same triggers stamp each provider whose rows changed with the counter's new value
 (provider_version), so a kept table is refreshed by reading again only the providers changed since.
 Triggers catch every write, ORM, Core or another process's. On PostgreSQL they are deferred

@@ -1,6 +1,6 @@
 """Trial servers lent by providers, benchmark runs on them, and each run's per-probe results.
 
-Credentials are stored encrypted (Fernet; see app.services.trials) and never leave the service layer
+Credentials are stored encrypted (Fernet; see app.trials.servers) and never leave the service layer
 in clear. A run keeps every step's raw output verbatim, its samples and parse errors, so a run that was
 interrupted keeps what it had measured.
 """

@@ -16,7 +16,7 @@ Pipeline (each step a module with one job):
 
 Feeding benchmark results in (when trial-server runs exist): register a source
 
-    @source("measurements", module="app.services.<runs module>")
+    @source("measurements", module="app.trials.<runs module>")
     def _measurements(session, provider):
         return {
             # metric: gpu or an Offer field (intranet_gbps ...); verdict: pass | needs_review | fail

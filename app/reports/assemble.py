@@ -17,8 +17,8 @@ from app.models.io import (
     OfferPublic,
     ProviderSummary,
 )
+from app.registry.providers import get_provider
 from app.reports.sources import gather, plain
-from app.services.providers import get_provider
 from app.vetting.identifiers import identify
 
 PROVIDER_SCHEMA = "gpuvet-provider-report/1"
@@ -60,7 +60,7 @@ def provider_inputs(session: Session, *, provider_id: int, today: date) -> dict[
 
 def _changes(session: Session, provider_id: int, today: date) -> dict[str, Any]:
     """The change events since the provider's previous export from before `today` (issue 12), as a source."""
-    from app.services.compare_runs import changes_since_previous_export
+    from app.credentials.compare_runs import changes_since_previous_export
 
     return {"status": "ok", "data": plain(changes_since_previous_export(session, provider_id, today=today))}
 
@@ -80,7 +80,7 @@ CASE_SCHEMA = "gpuvet-case-report/1"
 
 def case_inputs(session: Session, *, case_id: int, today: date) -> dict[str, Any]:
     """A complete procurement case: its answers and the advice (requirements, ranking, checklist, FAQ)."""
-    from app.services import cases  # procurement cases (issue 5); callers check they are installed
+    from app.cases import cases  # procurement cases (issue 5); callers check they are installed
 
     case = cases.get_case(session, case_id=case_id)
     advice = cases.advise_case(session, case_id=case_id, today=today)

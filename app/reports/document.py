@@ -8,7 +8,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from app import localtime
+from app.core import clock as localtime
 from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
 from app.reports.evidence_text import fact_lines
 from app.reports.labels import Labels

@@ -84,9 +84,9 @@ def gather(session: Session, provider: Any) -> dict[str, dict[str, Any]]:
 
 
 # ---------------------------------------------------------------- credential checks (issue 3)
-@source("checks", module="app.services.checks")
+@source("checks", module="app.credentials.checks")
 def _checks(session: Session, provider: Any) -> dict[str, Any] | None:
-    from app.services import checks
+    from app.credentials import checks
 
     run = checks.latest_check(session, provider_id=provider.id)
     if run is None:
@@ -108,10 +108,10 @@ def _checks(session: Session, provider: Any) -> dict[str, Any] | None:
 
 
 # ---------------------------------------------------------------- the provider verdict (issue 10)
-@source("verdict", module="app.services.verdicts")
+@source("verdict", module="app.credentials.verdicts")
 def _verdict(session: Session, provider: Any) -> dict[str, Any]:
-    """The same verdict the provider list and pages show (app.services.verdicts)."""
-    from app.services.verdicts import verdict_of
+    """The same verdict the provider list and pages show (app.credentials.verdicts)."""
+    from app.credentials.verdicts import verdict_of
 
     verdict = verdict_of(session, provider.id)
     return {**verdict.to_dict(), "items": [item.to_dict() for item in verdict.items]}
@@ -123,9 +123,9 @@ EVIDENCE_PURPOSES = ("footer", "footer_page", "icp_query", "licence_query")
 MAX_EVIDENCE = 100
 
 
-@source("evidence", module="app.services.evidence")
+@source("evidence", module="app.credentials.evidence")
 def _evidence(session: Session, provider: Any) -> list[dict[str, Any]] | None:
-    from app.services import evidence
+    from app.credentials import evidence
 
     rows, _total = evidence.list_evidence(
         session, provider_id=provider.id, purposes=EVIDENCE_PURPOSES, per_page=MAX_EVIDENCE
@@ -180,13 +180,13 @@ def _checklist(session: Session, provider: Any) -> dict[str, Any] | None:
 
 
 # ---------------------------------------------------------------- benchmark runs (issue 4)
-@source("measurements", module="app.services.bench_runs")
+@source("measurements", module="app.trials.bench_runs")
 def _measurements(session: Session, provider: Any) -> dict[str, Any] | None:
     from sqlmodel import col, select
 
     from app.models.trials import BenchRun, RunState, TrialServer
     from app.reports.measurements import measurements_from_runs
-    from app.services import bench_runs, bench_uploads
+    from app.trials import bench_runs, bench_uploads
 
     # The latest finished run of each suite on each of the provider's trial servers, and the uploads the
     # findings read too (bench_uploads.latest_uploads: none that a later executed run replaced), oldest first.
@@ -218,18 +218,18 @@ def _measurements(session: Session, provider: Any) -> dict[str, Any] | None:
 
 
 # ---------------------------------------------------------------- provider disclosure (issue 14)
-@source("disclosure", module="app.services.disclosure_merge")
+@source("disclosure", module="app.disclosure.merge")
 def _disclosure(session: Session, provider: Any) -> dict[str, Any] | None:
     """What the provider declared in its latest merged questionnaire, when, and what was verified since."""
-    from app.services.disclosure_merge import report_declaration
+    from app.disclosure.merge import report_declaration
 
     return report_declaration(session, provider_id=provider.id)
 
 
 # ---------------------------------------------------------------- enterprise credit (issue 24)
-@source("credit", module="app.services.credit")
+@source("credit", module="app.credentials.credit")
 def _credit(session: Session, provider: Any) -> dict[str, Any] | None:
     """The latest credit record of each public system, and how far the credit item is verified."""
-    from app.services.credit import report_credit
+    from app.credentials.credit import report_credit
 
     return report_credit(session, provider)

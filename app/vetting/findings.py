@@ -99,7 +99,7 @@ def rule(rule_id: str, *, title_zh: str, title_en: str, red_flag: int | None = N
 
 @functools.cache
 def _import_rule_modules() -> None:
-    from app.plugins import import_submodules
+    from app.core.plugins import import_submodules
 
     import_submodules("app.vetting.rules")
 

@@ -7,8 +7,8 @@ from flask import Blueprint
 from flask_babel import get_locale
 from jinja2 import pass_context
 
-from app import localtime
-from app.plugins import import_submodules
+from app.core import clock as localtime
+from app.core.plugins import import_submodules
 from app.web import labels, markers, nav, prose
 
 bp = Blueprint("web", __name__)

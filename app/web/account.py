@@ -11,10 +11,10 @@ from flask_babel import gettext as _
 from flask_login import current_user, login_required, login_user, logout_user
 
 from app import LOCALES
-from app.auth import remember_session_version
-from app.db import get_session
-from app.services import login_throttle, users
-from app.services.errors import ServiceError
+from app.accounts import login_throttle, users
+from app.accounts.auth import remember_session_version
+from app.core.db import get_session
+from app.core.errors import ServiceError
 from app.web import bp
 
 

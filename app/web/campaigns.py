@@ -10,16 +10,16 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app import localtime
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core import clock as localtime
+from app.core.db import get_session
+from app.core.errors import Conflict, InvalidInput, NotFound
 from app.models.campaigns import BenchCampaign, CampaignWindow
 from app.models.enums import Role
 from app.models.jobs import Job
+from app.registry import providers as provider_service
 from app.reports.charts import Series, bar_chart, render_svg
-from app.services import campaigns
-from app.services import providers as provider_service
-from app.services.errors import Conflict, InvalidInput, NotFound
+from app.trials import campaigns
 from app.web import bp
 from app.web.jobs import job_link
 from app.web.labels import number
@@ -99,7 +99,7 @@ def _form_page(server: Any, values: dict[str, Any], errors: dict[str, str], stat
 
 
 def _server_or_404(server_id: int) -> Any:
-    from app.services.trials import get_server
+    from app.trials.servers import get_server
 
     try:
         return get_server(get_session(), server_id=server_id)

@@ -12,17 +12,17 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
+from app.accounts.auth import has_role, role_required
 from app.advice import questionnaire
 from app.advice.answers import SECTIONS, validate_step
 from app.advice.knowledge import load
 from app.advice.numbers import fmt
 from app.advice.requirements import preview, storage_name, storage_types_writing
-from app.auth import has_role, role_required
-from app.db import get_session
-from app.limits import parse_id
+from app.cases import cases as service
+from app.core.db import get_session
+from app.core.errors import Conflict, FieldError, InvalidInput
+from app.core.limits import parse_id
 from app.models.enums import Role
-from app.services import cases as service
-from app.services.errors import Conflict, FieldError, InvalidInput
 from app.web import bp
 from app.web.forms import FieldSpec, FormSpec, bind, display_values, parse_form, split_errors
 from app.web.nav import nav_item

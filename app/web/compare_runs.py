@@ -8,12 +8,12 @@ from flask import render_template, request
 from flask_babel import get_locale
 from flask_babel import lazy_gettext as _l
 
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import FieldError, InvalidInput, NotFound
+from app.credentials import compare_runs as service
 from app.models.enums import Role
-from app.services import compare_runs as service
-from app.services.errors import FieldError, InvalidInput, NotFound
-from app.services.providers import get_provider
+from app.registry.providers import get_provider
 from app.web import bp
 from app.web.credentials import (
     SEVERITY_COLOURS,

@@ -12,18 +12,18 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from sqlmodel import Session
 
-from app import jobs
-from app.auth import role_required
-from app.db import get_session
-from app.limits import parse_id
+from app.accounts.auth import role_required
+from app.core import jobs
+from app.core.db import get_session
+from app.core.errors import ServiceError
+from app.core.limits import parse_id
+from app.credentials import checks
+from app.credentials.verdicts import verdict_of
+from app.credentials.verification import max_age_days
 from app.models import Provider
 from app.models.enums import Role
 from app.models.jobs import Job, JobState
-from app.services import checks
-from app.services import providers as provider_service
-from app.services.errors import ServiceError
-from app.services.verdicts import verdict_of
-from app.services.verification import max_age_days
+from app.registry import providers as provider_service
 from app.vetting.findings import load_rules
 from app.web import bp
 from app.web.jobs import job_link, job_view

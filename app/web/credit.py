@@ -12,15 +12,15 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import InvalidInput
+from app.core.request_files import uploaded_file
+from app.credentials import credit as service
+from app.credentials import manual_lookups, verification
 from app.models import Provider
 from app.models.enums import Role
-from app.request_files import uploaded_file
-from app.services import credit as service
-from app.services import manual_lookups, verification
-from app.services import providers as provider_service
-from app.services.errors import InvalidInput
+from app.registry import providers as provider_service
 from app.web import bp
 
 SOURCE_LABELS = {

@@ -8,12 +8,12 @@ from flask import current_app, redirect, render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app.auth import has_role, role_required
-from app.db import get_session
+from app.accounts.auth import has_role, role_required
+from app.core.db import get_session
+from app.core.errors import InvalidInput
 from app.models.enums import Role
-from app.services import dashboard as service
-from app.services.dashboard_lists import MAX_DAYS, whole_number
-from app.services.errors import InvalidInput
+from app.registry import dashboard as service
+from app.registry.dashboard_lists import MAX_DAYS, whole_number
 from app.web import bp
 from app.web.credentials import SEVERITY_COLOURS, SEVERITY_LABELS, VERDICT_COLOURS, VERDICT_LABELS
 from app.web.nav import nav_item

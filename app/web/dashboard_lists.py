@@ -8,11 +8,11 @@ from typing import Any
 from flask import render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core.db import get_session
 from app.models.enums import Role
-from app.services import dashboard, dashboard_lists
-from app.services.dashboard_lists import choice, parse_filters, whole_number
+from app.registry import dashboard, dashboard_lists
+from app.registry.dashboard_lists import choice, parse_filters, whole_number
 from app.web import bp, labels
 from app.web.credentials import SEVERITY_COLOURS, SEVERITY_LABELS
 from app.web.dashboard import EXPIRY_COLOURS, EXPIRY_LABELS

@@ -11,12 +11,14 @@ from typing import Any
 from flask import Response, abort, current_app, make_response, render_template, request
 from sqlmodel import Session
 
-from app.db import get_session
+from app.core.audit import set_actor
+from app.core.db import get_session
+from app.core.request_files import uploaded_file
+from app.disclosure import form as disclosure_form
+from app.disclosure import invitations
+from app.disclosure import uploads as disclosure_uploads
+from app.disclosure.schema import REPEATED, ROW_LIMIT, SECTIONS
 from app.models.disclosure import Invitation, InvitationStatus
-from app.request_files import uploaded_file
-from app.services import disclosure_form, disclosure_uploads, invitations
-from app.services.audit import set_actor
-from app.services.disclosure_schema import REPEATED, ROW_LIMIT, SECTIONS
 from app.web import bp
 
 TOKEN = "/d/<token>"

@@ -18,19 +18,20 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from sqlmodel import Session
 
-from app import jobs, localtime
-from app.auth import role_required
-from app.db import get_session
-from app.limits import parse_id
+from app.accounts.auth import role_required
+from app.core import clock as localtime
+from app.core import jobs
+from app.core.db import get_session
+from app.core.errors import InvalidInput, NotFound
+from app.core.limits import parse_id
+from app.core.request_files import uploaded_file
+from app.credentials import evidence as service
+from app.credentials import footer_manual, manual_lookups
 from app.models import Provider
 from app.models.enums import Role
 from app.models.evidence import Evidence
 from app.models.jobs import Job, JobState
-from app.request_files import uploaded_file
-from app.services import evidence as service
-from app.services import footer_manual, manual_lookups
-from app.services import providers as provider_service
-from app.services.errors import InvalidInput, NotFound
+from app.registry import providers as provider_service
 from app.web import bp, labels
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view

@@ -9,14 +9,14 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app import jobs
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core import jobs
+from app.core.db import get_session
+from app.core.errors import InvalidInput, ServiceError
+from app.credentials import checks
+from app.credentials.verdicts import verdicts_of
 from app.models.enums import Role
 from app.models.jobs import JobState
-from app.services import checks
-from app.services.errors import InvalidInput, ServiceError
-from app.services.verdicts import verdicts_of
 from app.vetting.provinces import PROVINCES
 from app.web import bp
 from app.web.credentials import (

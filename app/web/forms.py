@@ -19,9 +19,9 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 from werkzeug.datastructures import MultiDict
 
+from app.core.errors import FieldError
 from app.models.fields import blank_to_none
 from app.models.io import CertificationIn, DatacenterIn, FilingIn, LicenceIn, OfferIn, ProviderCreate
-from app.services.errors import FieldError
 from app.vetting.provinces import PROVINCES
 from app.web import labels
 

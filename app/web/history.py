@@ -10,8 +10,8 @@ from typing import Any
 from flask_babel import get_locale
 from flask_babel import lazy_gettext as _l
 
-from app import localtime
 from app.advice import checklist
+from app.core import clock as localtime
 from app.web import bp, labels
 
 # Columns that are bookkeeping on every audited table (who/when is already in the entry itself).
@@ -230,7 +230,7 @@ def subject(entry: Any) -> Any:
     """What the entry is about, in words: "核查清单勾选 · 服务等级协议" rather than checklist_tick #3."""
     what = labels.label(entry.entity, "entity")
     if entry.entity == "checklist_tick":
-        from app.db import get_session
+        from app.core.db import get_session
         from app.models.cases import ChecklistTick
 
         key = (entry.changes or {}).get("item_key", [None, None])[-1]

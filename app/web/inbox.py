@@ -11,12 +11,13 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_login import current_user
 
-from app.auth import role_required
-from app.db import get_session
-from app.limits import MAX_ID
+from app.accounts import users
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import ServiceError
+from app.core.limits import MAX_ID
 from app.models.enums import Role
-from app.services import notifications, users
-from app.services.errors import ServiceError
+from app.notify import watches as notifications
 from app.web import bp
 
 logger = logging.getLogger(__name__)

@@ -12,13 +12,16 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app import localtime
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core import clock as localtime
+from app.core.db import get_session
+from app.core.errors import Conflict, FieldError, InvalidInput, NotFound, ServiceError
+from app.disclosure import invitations
+from app.disclosure import merge as disclosure_merge
+from app.disclosure import review as disclosure_review
+from app.disclosure import schema as schema
+from app.disclosure import uploads as disclosure_uploads
 from app.models.enums import Role
-from app.services import disclosure_merge, disclosure_review, disclosure_uploads, invitations
-from app.services import disclosure_schema as schema
-from app.services.errors import Conflict, FieldError, InvalidInput, NotFound, ServiceError
 from app.web import bp, labels
 from app.web.nav import nav_item
 
@@ -242,7 +245,7 @@ def _review_page(invitation_id: int, errors: list[FieldError] | None = None, sta
             sections.append((section, found))
     provider = None
     if invitation.provider_id is not None:
-        from app.services.providers import get_provider
+        from app.registry.providers import get_provider
 
         provider = get_provider(session, provider_id=invitation.provider_id)
     html = render_template(
@@ -357,7 +360,7 @@ def invitation_changes(action: str, changes: dict[str, Any]) -> list[Any]:
     """An invitation's audit entry as labelled changes; whole answers and decisions only as "updated"."""
     from app.web.history import Change
 
-    if action == "declare":  # the merge's record of declared values (app/services/disclosure_merge.py)
+    if action == "declare":  # the merge's record of declared values (app/disclosure/merge.py)
         return [_declared_change(name, pair[1]) for name, pair in changes.items() if len(pair) == 2]
     columns: dict[str, tuple[Any, Any]] = {
         "legal_name": (_("企业名称"), _as_is),

@@ -13,7 +13,7 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from sqlmodel import Session
 
-from app import localtime
+from app.core import clock as localtime
 from app.models import Provider
 from app.models.evidence import Lookup
 from app.models.jobs import Job

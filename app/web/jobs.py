@@ -11,13 +11,14 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app import jobs, localtime
-from app.auth import role_required
-from app.db import get_session
-from app.limits import parse_id
+from app.accounts.auth import role_required
+from app.core import clock as localtime
+from app.core import jobs
+from app.core.db import get_session
+from app.core.errors import Conflict, NotFound
+from app.core.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job, JobState
-from app.services.errors import Conflict, NotFound
 from app.web import bp, job_fields
 from app.web.nav import nav_item
 
@@ -37,7 +38,7 @@ STATE_COLOURS = {
     JobState.cancelled: "dark",
     JobState.interrupted: "warning",
 }
-# a succeeded job whose result says the work did not succeed (see app.jobs: result["outcome"])
+# a succeeded job whose result says the work did not succeed (see app.core.jobs: result["outcome"])
 OUTCOME_LABELS = {"failed": _l("已完成：未成功"), "problems": _l("完成，发现问题")}
 OUTCOME_COLOURS = {"failed": "danger", "problems": "warning"}
 # a job still queued after this long: probably no worker is running
@@ -185,7 +186,7 @@ LIST_STATES = {"active": (JobState.queued.value, JobState.running.value)} | {
 
 def job_filters(args: Any) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, str]]:
     """The job list's filters (state, days), errors by parameter, and the valid ones to keep in links."""
-    from app.services.dashboard_lists import choice, parse_filters, whole_number
+    from app.registry.dashboard_lists import choice, parse_filters, whole_number
 
     values, problems = parse_filters(
         args,
@@ -246,6 +247,6 @@ def job_cancel(job_id: int) -> Any:
 
 def can_run_jobs() -> bool:
     """Whether the current user may start jobs (analysts and admins)."""
-    from app.auth import has_role
+    from app.accounts.auth import has_role
 
     return has_role(current_user, Role.analyst)

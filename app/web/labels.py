@@ -153,15 +153,15 @@ COLLECTION = {
 }
 
 FIELD = {
-    # a merged disclosure questionnaire (app/services/disclosure_merge.py, audit trail)
+    # a merged disclosure questionnaire (app/disclosure/merge.py, audit trail)
     "declared_on": _l("供应商申报日期"),
     "invitation_id": _l("尽调问卷编号"),
-    # official lookup recorded by hand (app/services/manual_lookups.py, audit trail)
+    # official lookup recorded by hand (app/credentials/manual_lookups.py, audit trail)
     "query": _l("查询名称"),
     "found": _l("查到记录"),
     "holder_name": _l("持有人名称"),
     "looked_at": _l("查看时间"),
-    # website footer recorded by hand (app/services/footer_manual.py, audit trail)
+    # website footer recorded by hand (app/credentials/footer_manual.py, audit trail)
     "url": _l("网址"),
     "numbers": _l("页脚上的号码"),
     "evidence_id": _l("证据编号"),

@@ -16,17 +16,17 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 from sqlmodel import Session
 
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import Conflict, InvalidInput, NotFound
+from app.core.request_files import uploaded_file
+from app.credentials import lookups as service
+from app.credentials import manual_lookups
 from app.models import Provider
 from app.models.enums import Role
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job
-from app.request_files import uploaded_file
-from app.services import lookups as service
-from app.services import manual_lookups
-from app.services import providers as provider_service
-from app.services.errors import Conflict, InvalidInput, NotFound
+from app.registry import providers as provider_service
 from app.web import bp
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view

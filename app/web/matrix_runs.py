@@ -11,15 +11,15 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app.auth import role_required
-from app.db import get_session
-from app.limits import parse_id
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import Conflict, InvalidInput
+from app.core.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import BenchRun, BenchStep
-from app.services import matrix_runs
-from app.services import providers as provider_service
-from app.services.errors import Conflict, InvalidInput
+from app.registry import providers as provider_service
+from app.trials import matrix_runs
 from app.web import bp
 from app.web.bench_run_view import number_text
 from app.web.jobs import job_link

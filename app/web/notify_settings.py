@@ -13,12 +13,14 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app.auth import has_role, role_required
-from app.db import get_session
+from app.accounts.auth import has_role, role_required
+from app.core.db import get_session
+from app.core.errors import ServiceError
 from app.models.enums import Role
-from app.services import notifications, notify_dispatch, notify_webhooks
-from app.services.errors import ServiceError
-from app.services.mailer import mail_enabled
+from app.notify import dispatch as notify_dispatch
+from app.notify import watches as notifications
+from app.notify import webhooks as notify_webhooks
+from app.notify.mailer import mail_enabled
 from app.web import bp, labels
 from app.web.account import safe_next
 

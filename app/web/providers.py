@@ -8,14 +8,14 @@ from flask import current_app, flash, redirect, render_template, request, url_fo
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import Conflict, FieldError, InvalidInput
+from app.credentials.verdicts import verdict_of, verdicts_of
+from app.credentials.verification import by_subject
 from app.models import Provider
 from app.models.enums import Role
-from app.services import providers as service
-from app.services.errors import Conflict, FieldError, InvalidInput
-from app.services.verdicts import verdict_of, verdicts_of
-from app.services.verification import by_subject
+from app.registry import providers as service
 from app.vetting.identifiers import identify
 from app.vetting.provinces import PROVINCES
 from app.vetting.subjects import findings_by_record, record_numbers
@@ -157,7 +157,7 @@ def record_findings(session: Any, provider: Provider, check_run_id: int | None) 
     """The latest check run's findings about each licence and filing ('licence:3': [finding dict ...])."""
     if check_run_id is None:
         return {}
-    from app.services.checks import finding_dict, run_findings
+    from app.credentials.checks import finding_dict, run_findings
 
     records = [("licence", r.id, r.number or r.number_raw) for r in provider.licences]
     records += [("filing", r.id, r.number or r.number_raw) for r in provider.filings]

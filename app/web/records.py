@@ -7,12 +7,12 @@ from typing import Any
 from flask import abort, flash, redirect, request, url_for
 from flask_babel import gettext as _
 
-from app.auth import role_required
-from app.db import get_session
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import Conflict, FieldError, InvalidInput
 from app.models import Provider
 from app.models.enums import Role
-from app.services import providers as service
-from app.services.errors import Conflict, FieldError, InvalidInput
+from app.registry import providers as service
 from app.web import bp, labels
 from app.web.forms import (
     RECORD_FORMS,

@@ -12,16 +12,16 @@ from flask_login import current_user
 from markupsafe import Markup, escape
 from sqlmodel import Session, col, select
 
-from app.auth import has_role, role_required
-from app.db import get_session
+from app.accounts.auth import has_role, role_required
+from app.core.db import get_session
+from app.core.errors import Conflict, InvalidInput
+from app.credentials import report_exports as service
+from app.credentials.verdicts import LEVELS, ProviderVerdict, verdict_of
 from app.models.enums import Role
 from app.models.reports import ExportRecord, ReportKind
+from app.registry.providers import get_provider
 from app.reports.labels import LANGUAGES
 from app.reports.pdf import renderer_for_settings
-from app.services import reports as service
-from app.services.errors import Conflict, InvalidInput
-from app.services.providers import get_provider
-from app.services.verdicts import LEVELS, ProviderVerdict, verdict_of
 from app.web import bp
 from app.web.nav import provider_tab
 
@@ -192,7 +192,7 @@ def report_download(export_id: int) -> Any:
 
 # ---------------------------------------------------------------- case reports
 def _case_page(case_id: int, *, errors: list[str] | None = None, status: int = 200) -> Any:
-    from app.services.cases import get_case
+    from app.cases.cases import get_case
 
     session = get_session()
     case = get_case(session, case_id=case_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from app import localtime
+from app.core import clock as localtime
 from app.web import bp
 
 

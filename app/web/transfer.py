@@ -12,14 +12,14 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app import jobs
-from app.auth import has_role, role_required
-from app.db import get_session
-from app.limits import parse_id
+from app.accounts.auth import has_role, role_required
+from app.core import jobs
+from app.core.db import get_session
+from app.core.errors import NotFound
+from app.core.limits import parse_id
+from app.core.request_files import clean_filename
 from app.models.enums import Role
-from app.request_files import clean_filename
-from app.services.errors import NotFound
-from app.services.import_jobs import (
+from app.registry.import_jobs import (
     IMPORT_KIND,
     drop_upload,
     get_upload,
@@ -27,7 +27,7 @@ from app.services.import_jobs import (
     start_import,
     store_upload,
 )
-from app.services.transfer import (
+from app.registry.transfer import (
     DATACENTER_COLUMNS,
     FORMATS,
     HEADER_LANGUAGES,

@@ -11,18 +11,19 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app.auth import role_required
-from app.db import get_session
-from app.limits import parse_id
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import Conflict, InvalidInput, NotFound, ServiceError
+from app.core.limits import parse_id
+from app.core.request_files import uploaded_file
 from app.models import Offer
 from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
+from app.registry import providers as provider_service
 from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
-from app.request_files import uploaded_file
-from app.services import bench_runs, bench_uploads, trials
-from app.services import providers as provider_service
-from app.services.errors import Conflict, InvalidInput, NotFound, ServiceError
+from app.trials import bench_runs, bench_uploads
+from app.trials import servers as trials
 from app.web import bp
 from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, figure, run_status
 from app.web.jobs import job_link, job_view

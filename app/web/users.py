@@ -9,11 +9,11 @@ from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
-from app.auth import role_required
-from app.db import get_session
+from app.accounts import users
+from app.accounts.auth import role_required
+from app.core.db import get_session
+from app.core.errors import ServiceError
 from app.models.enums import Role
-from app.services import users
-from app.services.errors import ServiceError
 from app.web import bp, labels
 from app.web.nav import nav_item
 

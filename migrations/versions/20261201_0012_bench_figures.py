@@ -43,7 +43,7 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_bench_figure_run_id'), ['run_id'], unique=False)
 
     # Runs stored before this revision: their figures from their samples (plain core statements).
-    from app.services.bench_figures import rebuild
+    from app.trials.bench_figures import rebuild
 
     rebuild(op.get_bind())
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.advice.answers import WorkloadKind, validate_answers, validate_section, validate_step
-from app.services.errors import InvalidInput
+from app.core.errors import InvalidInput
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "answers"
 

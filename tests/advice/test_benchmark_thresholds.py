@@ -10,7 +10,7 @@ import pytest
 from app.advice import knowledge
 from app.advice.engine import advise
 from app.advice.facts import Measurement
-from app.services import bench_runs
+from app.trials import bench_runs
 from benchmarks.compare import Claims, compare
 from benchmarks.sample import Sample
 from tests.advice.factories import TODAY, offer, training_answers

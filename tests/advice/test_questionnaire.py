@@ -7,7 +7,7 @@ import pytest
 from app.advice import questionnaire
 from app.advice.answers import validate_answers
 from app.advice.requirements import compute_needs, preview, storage_types_writing
-from app.services.errors import InvalidInput
+from app.core.errors import InvalidInput
 from tests.advice.factories import training_answers
 
 TRAINING = {

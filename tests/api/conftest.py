@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from app.services import providers as svc
-from app.services.audit import set_actor
+from app.core.audit import set_actor
+from app.registry import providers as svc
 
 ROLES = ("viewer", "analyst", "admin")
 

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from app.services import bench_uploads
+from app.trials import bench_uploads
 from tests.api.conftest import assert_error_shape, provider_payload
 from tests.benchmarks.conftest import DATA
 

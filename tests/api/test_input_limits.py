@@ -8,7 +8,7 @@ import re
 import pytest
 
 from app.api.routing import OPERATIONS
-from app.limits import COLLECTION_LIMITS, MAX_ID, MAX_JSON_DEPTH
+from app.core.limits import COLLECTION_LIMITS, MAX_ID, MAX_JSON_DEPTH
 from tests.api.conftest import assert_error_shape, provider_payload
 
 HUGE_IDS = ("99999999999999999999", str(MAX_ID + 1), "9" * 5000)

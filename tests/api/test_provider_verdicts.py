@@ -7,9 +7,10 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlmodel import select
 
+from app.credentials import checks
 from app.models import Provider
-from app.services import bench_uploads, checks
-from app.services.demo import load_demo
+from app.registry.demo import load_demo
+from app.trials import bench_uploads
 
 PREFIX = "/api/v1"
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from app.services import providers as svc
+from app.registry import providers as svc
 from tests.api.conftest import assert_error_shape, provider_payload
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

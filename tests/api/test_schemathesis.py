@@ -20,8 +20,8 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from app.accounts.users import issue_token
 from app.api.openapi import build_document
-from app.services.users import issue_token
 
 pytestmark = pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 

@@ -13,8 +13,8 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import select
 
+from app.accounts import users
 from app.models import ApiToken
-from app.services import users
 from tests.api.conftest import assert_error_shape
 
 

@@ -20,13 +20,16 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, col, select
 
-from app import jobs, localtime
+from app.core import clock as localtime
+from app.core import jobs
 from app.models.campaigns import BenchCampaign, CampaignWindow
 from app.models.checks import CheckRun, StoredFinding
 from app.models.jobs import Job, JobState
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
-from app.services import campaigns, schedules, trials
-from app.services.providers import create_provider
+from app.notify import schedules
+from app.registry.providers import create_provider
+from app.trials import campaigns
+from app.trials import servers as trials
 from tests.bench_support.netns import ShapedLink
 from tests.bench_support.sshd import Sshd, free_port
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture

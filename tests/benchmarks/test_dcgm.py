@@ -269,7 +269,7 @@ def test_the_probe_notes_a_missing_dcgmi_without_failing(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- upload, CLI
 @pytest.fixture
 def offer(session):
-    from app.services.providers import create_provider
+    from app.registry.providers import create_provider
 
     claims = {"gpu_model": "A100", "gpus_per_node": 4, "intranet_gbps": 100, "storage_type": "local_nvme"}
     return create_provider(session, data={"legal_name": "示例诊断算力有限公司", "offers": [claims]}).offers[0]

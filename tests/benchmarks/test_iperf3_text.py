@@ -80,8 +80,8 @@ def test_a_cut_report_names_what_is_missing():
 
 
 def test_a_pasted_text_report_becomes_an_uploaded_run_compared_with_the_claim(session):
-    from app.services import bench_uploads
-    from app.services.providers import create_provider
+    from app.registry.providers import create_provider
+    from app.trials import bench_uploads
 
     provider = create_provider(
         session,

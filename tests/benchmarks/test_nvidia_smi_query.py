@@ -10,7 +10,7 @@ import json
 import pytest
 from sqlmodel import Session
 
-from app.services import bench_uploads
+from app.trials import bench_uploads
 from benchmarks.compare import Claims, Verdict, compare
 from benchmarks.probes import parse
 from benchmarks.sample import ParseError

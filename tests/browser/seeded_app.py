@@ -15,7 +15,7 @@ from sqlmodel import Session, SQLModel
 
 import app.models  # noqa: F401 - registers every table
 from app import create_app
-from app.config import PROJECT_ROOT, Settings
+from app.core.config import PROJECT_ROOT, Settings
 
 EN_PO = PROJECT_ROOT / "app" / "translations" / "en" / "LC_MESSAGES" / "messages.po"
 

@@ -17,8 +17,10 @@ import pytest
 from sqlmodel import Session, select
 
 import app.models  # noqa: F401 - registers every table
+from app.accounts import users
+from app.cases import cases
+from app.credentials import checks
 from app.models import Offer
-from app.services import cases, checks, users
 from tests.browser.seeded_app import serve_seeded
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
 from tests.cases.test_measured_offers import TODAY, small_model_answers

@@ -10,10 +10,10 @@ import sqlalchemy as sa
 from cryptography.fernet import Fernet
 from sqlmodel import Session, select
 
+from app.accounts import users
 from app.models import Licence, Provider
 from app.models.trials import BenchRun, TrialServer
-from app.services import users
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, live_server, page  # noqa: F401
 
 pytestmark = pytest.mark.browser

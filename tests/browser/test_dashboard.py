@@ -14,12 +14,13 @@ import sqlalchemy as sa
 from sqlmodel import Session, SQLModel
 
 from app import create_app
-from app.config import Settings
+from app.accounts import users
+from app.core.config import Settings
 from app.models.checks import CheckRun
 from app.models.evidence import Lookup
 from app.models.jobs import Job
 from app.models.watch import ChangeEvent
-from app.services import providers, users
+from app.registry import providers
 from tests.browser.test_page_sweep import (  # noqa: F401 - the browser fixture
     ADMIN,
     EXTRACT_JS,

@@ -9,9 +9,9 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from app.disclosure import invitations
 from app.models.disclosure import DisclosureUpload, Invitation
 from app.models.evidence import Evidence
-from app.services import invitations
 from tests.browser.test_provider_flow import TIMEOUT_MS, live_server, page  # noqa: F401 - fixtures
 from tests.disclosure import samples
 

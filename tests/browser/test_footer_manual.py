@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from sqlmodel import Session, select
 
+from app.accounts import users
+from app.credentials import checks
 from app.models import Provider
-from app.services import checks, users
-from app.services.demo import load_demo
+from app.registry.demo import load_demo
 from tests.browser.seeded_app import serve_seeded
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
 from tests.checks.test_item_verification import FOOTER_TEXT

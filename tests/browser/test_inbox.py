@@ -10,9 +10,9 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session
 
-from app.services import watch
-from app.services.providers import create_provider
-from app.services.watch import EventDraft
+from app.credentials import watch
+from app.credentials.watch import EventDraft
+from app.registry.providers import create_provider
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, live_server, page  # noqa: F401
 
 pytestmark = pytest.mark.browser

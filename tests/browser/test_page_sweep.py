@@ -25,10 +25,15 @@ from sqlmodel import Session, SQLModel
 
 import app.models  # noqa: F401 - registers every table
 from app import create_app
-from app.config import Settings
+from app.accounts import users
+from app.cases import cases
+from app.core.config import Settings
+from app.credentials import evidence, lookups
 from app.models import Provider
-from app.services import bench_uploads, cases, demo, evidence, lookups, trials, users
-from app.services.providers import list_providers, parse_query
+from app.registry import demo
+from app.registry.providers import list_providers, parse_query
+from app.trials import bench_uploads
+from app.trials import servers as trials
 from scrapers.http import FetchResult
 from tests.advice.factories import training_answers
 from tests.browser.test_provider_flow import CHROMIUM, CHROMIUM_ARGS, PASSWORD, TIMEOUT_MS, _require_chromium

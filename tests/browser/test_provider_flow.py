@@ -14,8 +14,8 @@ from sqlmodel import Session, SQLModel
 
 import app.models  # noqa: F401 - registers every table
 from app import create_app
-from app.config import Settings
-from app.services import users
+from app.accounts import users
+from app.core.config import Settings
 from tests.conftest import missing_tool
 
 pytestmark = pytest.mark.browser

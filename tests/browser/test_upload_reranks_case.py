@@ -16,8 +16,9 @@ import pytest
 from sqlmodel import Session
 
 import app.models  # noqa: F401 - registers every table
-from app.services import cases, users
-from app.services.providers import create_provider
+from app.accounts import users
+from app.cases import cases
+from app.registry.providers import create_provider
 from tests.advice.factories import training_answers
 from tests.browser.seeded_app import serve_seeded
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture

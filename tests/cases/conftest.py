@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session
 
-from app.services import demo
+from app.registry import demo
 from tests.benchmarks.conftest import shaped_link, shaped_server  # noqa: F401 - re-exported fixtures
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "answers"

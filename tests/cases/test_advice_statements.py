@@ -9,9 +9,9 @@ from datetime import date
 from sqlalchemy import event
 from sqlmodel import Session, select
 
+from app.cases import cases
 from app.models.checks import CheckRun, StoredFinding
-from app.services import cases
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 from tests.cases.test_measured_offers import OFFER, TODAY, at, quick_steps, small_model_answers, store_run
 
 

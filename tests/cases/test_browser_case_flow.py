@@ -13,8 +13,9 @@ from sqlmodel import Session, SQLModel
 
 import app.models  # noqa: F401 - registers every table
 from app import create_app
-from app.config import Settings
-from app.services import demo, users
+from app.accounts import users
+from app.core.config import Settings
+from app.registry import demo
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
 
 pytestmark = pytest.mark.browser

@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from app.accounts.users import get_user
+from app.cases import cases
+from app.credentials import checks
 from app.models import Licence
 from app.models.checks import CheckRun
-from app.services import bench_uploads, cases, checks
-from app.services.users import get_user
+from app.trials import bench_uploads
 from tests.cases import test_measured_offers as measured
 
 offers = measured.offers  # the fixture: two offers claiming 1 Gbps intranet, local NVMe, 60,000 a month

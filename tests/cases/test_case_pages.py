@@ -150,7 +150,7 @@ def test_a_stale_form_is_refused_with_409(login):
 
 
 def test_viewers_read_results_but_cannot_answer_or_tick(login, session, demo_loaded):
-    from app.services import cases
+    from app.cases import cases
 
     case = cases.create_case(session, answers=example("offline_batch"), owner=cases.Actor(None, "x"))
     viewer = login("viewer")
@@ -165,7 +165,7 @@ def test_viewers_read_results_but_cannot_answer_or_tick(login, session, demo_loa
 
 
 def test_ticking_by_hand_from_the_checklist_page(login, session, demo_loaded):
-    from app.services import cases
+    from app.cases import cases
 
     case = cases.create_case(session, answers=example("distributed_training"), owner=cases.Actor(None, "x"))
     client = login("analyst", "dana")
@@ -201,7 +201,7 @@ def test_unknown_cases_and_steps_are_404(login, path):
 
 
 def test_results_and_checklist_in_english(login, session, demo_loaded):
-    from app.services import cases
+    from app.cases import cases
 
     case = cases.create_case(session, answers=example("interactive_inference"), owner=cases.Actor(None, "x"))
     client = login("viewer")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from sqlmodel import select
 
+from app.cases import cases
+from app.core.audit import set_actor
+from app.core.errors import Conflict, InvalidInput, NotFound
 from app.models import AuditEntry
 from app.models.cases import ChecklistTick, ProcurementCase
-from app.services import cases
-from app.services.audit import set_actor
-from app.services.errors import Conflict, InvalidInput, NotFound
 from tests.cases.conftest import example
 
 ALICE = cases.Actor(None, "alice")

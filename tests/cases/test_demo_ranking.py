@@ -5,8 +5,9 @@ from __future__ import annotations
 from sqlmodel import select
 
 from app.advice.answers import validate_answers
+from app.cases import cases
+from app.credentials import checks
 from app.models import Provider
-from app.services import cases, checks
 from tests.cases.conftest import codes, example, offers_named
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from app.credentials import facts
 from app.models import Provider
 from app.models.trials import BenchRun, TrialServer
 from app.reports.sources import gather
-from app.services import bench_uploads, facts
+from app.trials import bench_uploads
 from benchmarks.compare import Comparison, Verdict
 from tests.cases import test_measured_offers as measured
 

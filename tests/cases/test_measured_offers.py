@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from sqlmodel import Session
 
+from app.cases import cases
 from app.models import Offer
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
-from app.services import cases
-from app.services.bench_runs import claims_of
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
+from app.trials.bench_runs import claims_of
 from benchmarks.compare import compare
 from benchmarks.probes import PARSERS, load_probes
 from tests.advice.factories import training_answers

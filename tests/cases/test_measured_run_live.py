@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
+from app.cases import cases
 from app.models.trials import RunState
-from app.services import bench_runs, cases, trials
+from app.trials import bench_runs
+from app.trials import servers as trials
 from tests.cases.test_measured_offers import OFFER, TODAY, beijing_licence, small_model_answers
 from tests.trials.conftest import quick_params, server_data, set_trial_allow_cidrs
 
@@ -54,7 +56,7 @@ def test_a_run_on_the_shaped_link_makes_the_1_gbps_offer_measured_and_lowers_it(
 
 def cases_provider(session: Session):
     """A licensed Beijing provider with two offers claiming 1 Gbps public bandwidth."""
-    from app.services.providers import create_provider
+    from app.registry.providers import create_provider
 
     offer = {**OFFER, "public_mbps": 1000}
     return create_provider(

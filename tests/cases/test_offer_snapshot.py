@@ -12,13 +12,14 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from app.advice import engine
+from app.cases import cases
+from app.credentials.verdicts import verdicts_of
 from app.models import Certification, Datacenter, Licence, Offer, Provider
 from app.models.bench_figure import BenchFigure
 from app.models.checks import CheckRun, StoredFinding
 from app.models.registry_version import ROW_ID, RegistryVersion
 from app.models.trials import BenchRun
-from app.services import cases, offer_snapshot
-from app.services.verdicts import verdicts_of
+from app.registry import offer_snapshot
 from tests.cases.test_advice_statements import add_providers, counted
 from tests.cases.test_measured_offers import TODAY, small_model_answers
 

@@ -11,13 +11,14 @@ from typing import Any
 
 from sqlmodel import Session, select
 
+from app.cases import cases
+from app.credentials import checks
+from app.credentials.verdicts import verdicts_of
 from app.models import Offer, Provider
 from app.models.registry_version import ProviderVersion
+from app.registry.providers import create_provider
 from app.reports.assemble import case_inputs
 from app.reports.render import render_html
-from app.services import cases, checks
-from app.services.providers import create_provider
-from app.services.verdicts import verdicts_of
 from tests.cases.test_measured_offers import (
     OFFER,
     TODAY,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlmodel import Session
 
-from app.services import bench_uploads
+from app.trials import bench_uploads
 from tests.benchmarks.conftest import DATA
 from tests.cases import test_measured_offers as measured
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from app.credentials import checks
 from app.models import Offer, Provider
 from app.models.trials import BenchRun, TrialServer
-from app.services import bench_runs, bench_uploads, checks
-from app.services.demo import load_demo
+from app.registry.demo import load_demo
+from app.trials import bench_runs, bench_uploads
 from benchmarks.compare import compare
 from benchmarks.probes import parse
 

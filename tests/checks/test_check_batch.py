@@ -10,17 +10,18 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from app.jobs import JobCancelled
+from app.core.jobs import JobCancelled
+from app.credentials import check_batch, checks
+from app.credentials.batch_facts import BATCH_SOURCES
+from app.credentials.evidence import FOOTER_HOME, FOOTER_PAGE
 from app.models import Licence, Provider
 from app.models.checks import CheckRun, StoredFinding
 from app.models.credit import CreditRecord
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
 from app.models.jobs import Job, JobState
 from app.models.watch import ChangeEvent
-from app.services import bench_uploads, campaigns, check_batch, checks
-from app.services.batch_facts import BATCH_SOURCES
-from app.services.demo import load_demo
-from app.services.evidence import FOOTER_HOME, FOOTER_PAGE
+from app.registry.demo import load_demo
+from app.trials import bench_uploads, campaigns
 from tests.checks.test_benchmark_findings import INTRANET, executed_run
 from tests.disclosure.test_review import submitted
 

@@ -9,12 +9,13 @@ from datetime import date, timedelta
 
 from sqlmodel import Session, func, select
 
+from app.credentials import checks, verdicts
 from app.models import Provider
 from app.models.checks import CheckRun
 from app.models.jobs import Job
-from app.services import checks, providers, verdicts
-from app.services.demo import load_demo
-from app.services.transfer import import_providers
+from app.registry import providers
+from app.registry.demo import load_demo
+from app.registry.transfer import import_providers
 from tests.checks.test_verdicts import COMPLIANT
 
 

@@ -9,12 +9,12 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from app.accounts.users import create_user
+from app.core.errors import InvalidInput, NotFound
+from app.credentials import checks, facts
 from app.models import Provider
 from app.models.checks import CheckRun, StoredFinding
-from app.services import checks, facts
-from app.services.demo import load_demo
-from app.services.errors import InvalidInput, NotFound
-from app.services.users import create_user
+from app.registry.demo import load_demo
 from app.vetting import findings as registry
 from tests.vetting.test_rules import registry_rule_ids
 
@@ -104,7 +104,7 @@ def test_run_check_of_a_missing_provider_is_not_found(session):
 
 
 def test_deleting_a_provider_removes_its_check_history(session, demo):
-    from app.services.providers import delete_provider
+    from app.registry.providers import delete_provider
 
     provider_id = demo["虚构弹性算力有限公司"]
     checks.run_check(session, provider_id=provider_id)

@@ -9,13 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import Session, select
 
+from app.core.errors import InvalidInput, NotFound
+from app.credentials import compare_runs
+from app.credentials import report_exports as report_service
 from app.models.checks import CheckRun, StoredFinding
 from app.models.reports import ExportRecord
 from app.models.watch import ChangeEvent
+from app.registry import providers
 from app.reports.assemble import provider_inputs, snapshot_sha256
-from app.services import compare_runs, providers
-from app.services import reports as report_service
-from app.services.errors import InvalidInput, NotFound
 from tests.web.conftest import provider_data
 
 NOW = datetime.now(UTC)

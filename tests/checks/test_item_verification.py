@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import Session, select
 
+from app.core.errors import InvalidInput
+from app.credentials import checks, footer_manual, manual_lookups, verdicts, verification
 from app.models import AuditEntry, Provider
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
-from app.services import checks, footer_manual, manual_lookups, verdicts, verification
-from app.services.demo import load_demo
-from app.services.errors import InvalidInput
+from app.registry.demo import load_demo
 from tests.checks.test_verdicts import COMPLIANT
 from tests.lookups.test_manual import png_bytes
 
@@ -164,7 +164,7 @@ def test_a_certificate_status_outside_the_register_is_refused_naming_the_field(s
 
 
 def test_an_automatic_lookup_cannot_be_started_for_a_manual_only_kind(session, compliant):
-    from app.services import lookups
+    from app.credentials import lookups
 
     with pytest.raises(InvalidInput) as caught:
         lookups.parse_kind("psb", automatic=True)
@@ -263,7 +263,7 @@ def test_verifications_of_a_page_take_a_constant_number_of_statements(session, c
 
 
 def test_the_report_shows_each_items_verification_in_both_languages(session, compliant):
-    from app.services import reports
+    from app.credentials import report_exports as reports
 
     _record_manual(
         session,

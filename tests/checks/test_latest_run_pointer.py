@@ -11,10 +11,11 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from app import localtime
+from app.core import clock as localtime
+from app.credentials import check_batch, checks
 from app.models import Provider, latest_runs
 from app.models.checks import CheckRun
-from app.services import check_batch, checks, dashboard, providers
+from app.registry import dashboard, providers
 from tests.web.conftest import provider_data
 
 NOW = datetime.now(UTC)

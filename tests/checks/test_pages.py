@@ -9,11 +9,11 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
-from app import jobs
+from app.core import jobs
+from app.credentials import checks
 from app.models import Provider
 from app.models.jobs import Job, JobState
-from app.services import checks
-from app.services.demo import load_demo
+from app.registry.demo import load_demo
 
 
 @pytest.fixture

@@ -11,11 +11,13 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, func, select
 
+from app.credentials import checks, rechecks, verdicts
+from app.credentials import report_exports as reports
 from app.models import Provider
 from app.models.checks import CheckRun
 from app.models.evidence import Lookup, LookupKind, LookupState
-from app.services import bench_uploads, checks, rechecks, reports, verdicts
-from app.services.demo import load_demo
+from app.registry.demo import load_demo
+from app.trials import bench_uploads
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"

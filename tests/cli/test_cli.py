@@ -7,9 +7,9 @@ import json
 import pytest
 from sqlmodel import select
 
+from app.accounts import users
 from app.models import AuditEntry
-from app.services import users
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 from tests.services.conftest import BARE, awkward, empty_database, snapshot
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.limits import MAX_ID
+from app.core.limits import MAX_ID
 
 COMMANDS = [
     ["report", "provider", "{id}", "-o", "{out}"],

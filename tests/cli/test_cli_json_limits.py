@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.limits import MAX_JSON_DEPTH
+from app.core.limits import MAX_JSON_DEPTH
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from app.models.jobs import Job, JobState
 from app.models.reports import ExportRecord
 from app.models.trials import BenchRun, BenchStep
 from app.models.watch import ChangeEvent
-from app.services import schedules
-from app.services.demo_evidence import DEMO, DEMO_PROVIDER, load_demo_evidence
+from app.notify import schedules
+from app.registry.demo_evidence import DEMO, DEMO_PROVIDER, load_demo_evidence
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
 from tests.reports.conftest import renderer  # noqa: F401 - fixture: one renderer for the run
 

@@ -16,10 +16,10 @@ import pytest
 import requests
 from sqlmodel import select
 
-from app.config import PROJECT_ROOT
+from app.accounts import login_throttle
+from app.core.config import PROJECT_ROOT
 from app.models import LoginFailure, User
 from app.models.user import AccountNotice
-from app.services import login_throttle
 from tests.conftest import PASSWORD, csrf_token_from
 from tests.live_server import gunicorn_server
 

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from app.models import AuditEntry, Provider
-from app.services import providers as svc
+from app.registry import providers as svc
 from tests.api.conftest import provider_payload
 from tests.live_server import gunicorn_server
 
@@ -107,9 +107,9 @@ def test_kept_advice_in_every_worker_follows_writes_made_while_it_advised(server
     # each worker keeps the offers it read and refreshes the changed providers (registry_version and
     # provider_version, moved by triggers); writes committed while workers advise must all show afterwards
     from app.advice import engine as advice_engine
+    from app.cases import cases
     from app.models import Offer
     from app.models.registry_version import ROW_ID, RegistryVersion
-    from app.services import cases
     from tests.cases.test_advice_statements import add_providers
     from tests.cases.test_measured_offers import small_model_answers
 

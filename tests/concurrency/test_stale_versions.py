@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session
 
-from app.services import cases as case_svc
-from app.services import providers as svc
-from app.services.errors import Conflict, InvalidInput
-from app.services.versions import expected_version
+from app.cases import cases as case_svc
+from app.core.errors import Conflict, InvalidInput
+from app.core.versions import expected_version
+from app.registry import providers as svc
 from tests.api.conftest import provider_payload
 
 

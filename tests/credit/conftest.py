@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from app.accounts import users
 from app.models import Provider
-from app.services import providers as provider_service
-from app.services import users
+from app.registry import providers as provider_service
 
 LEGAL_NAME = "北京北辰算力科技有限公司"
 USCC = "91110108EXAMPL995L"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import date
 
+from app.credentials import credit
 from app.reports.assemble import provider_inputs
 from app.reports.render import render_html
-from app.services import credit
 from tests.credit.conftest import gsxt_values, png_bytes
 from tests.reports.conftest import make_meta
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 
-from app.services import checks, credit
+from app.credentials import checks, credit
 from app.vetting.findings import Severity, verdict
 from tests.credit.conftest import gsxt_values, png_bytes
 

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import select
 
+from app.core.errors import InvalidInput
+from app.credentials import credit
 from app.models import AuditEntry, Provider
 from app.models.credit import CreditRecord
 from app.models.evidence import Evidence, EvidenceImmutable
-from app.services import credit
-from app.services.errors import InvalidInput
 from tests.credit.conftest import PDF, USCC, gsxt_values, png_bytes
 
 
@@ -183,7 +183,7 @@ def test_facts_hold_the_latest_record_of_each_system(session, provider, analyst)
 
 
 def test_deleting_the_provider_removes_its_credit_records(session, provider, analyst):
-    from app.services import providers as provider_service
+    from app.registry import providers as provider_service
 
     _record(session, provider, analyst)
     provider_service.delete_provider(session, provider_id=provider.id)
@@ -192,7 +192,7 @@ def test_deleting_the_provider_removes_its_credit_records(session, provider, ana
 
 
 def test_the_credit_record_is_an_item_of_the_per_item_verification(session, provider, analyst):
-    from app.services import verdicts, verification
+    from app.credentials import verdicts, verification
 
     (before,) = [item for item in verification.verification_of(session, provider.id) if item.kind == "credit"]
     assert before.status == "unverified" and before.name == USCC

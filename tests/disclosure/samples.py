@@ -11,7 +11,7 @@ from pypdf import PdfWriter
 from pypdf.generic import DictionaryObject, NameObject, TextStringObject
 from sqlmodel import Session
 
-from app.services import invitations
+from app.disclosure import invitations
 
 VALID_USCC = "91110000802100433B"
 FULL_WIDTH_USCC = "９１１１００００８０２１００４３３Ｂ"

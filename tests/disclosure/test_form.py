@@ -7,8 +7,8 @@ import re
 import pytest
 from sqlmodel import Session
 
+from app.disclosure.schema import Disclosure
 from app.models.disclosure import Invitation
-from app.services.disclosure_schema import Disclosure
 from tests.conftest import csrf_token_from
 from tests.disclosure import samples
 

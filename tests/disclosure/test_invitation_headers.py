@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 from sqlmodel import select
 
-from app.config import Settings
+from app.core.config import Settings
 from app.models import Provider
 from app.models.disclosure import Invitation
-from app.services.mailer import MailError, build_message
+from app.notify.mailer import MailError, build_message
 from tests.live_server import free_port
 from tests.web.conftest import provider_data
 

@@ -11,9 +11,9 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, select
 
+from app.disclosure import invitations
 from app.models import AuditEntry
 from app.models.disclosure import Invitation, InvitationEvent
-from app.services import invitations
 from tests.disclosure import samples
 from tests.live_server import free_port
 from tests.web.conftest import provider_data
@@ -29,7 +29,7 @@ def _events(session: Session, invitation_id: int) -> list[str]:
 
 @SQLITE_ONLY
 def test_api_invites_an_existing_provider_and_stores_only_the_tokens_hash(app, session, token_for):
-    from app.services.providers import create_provider
+    from app.registry.providers import create_provider
 
     provider = create_provider(session, data=provider_data())
     response = app.test_client().post(
@@ -94,7 +94,7 @@ def test_api_needs_an_analyst(app, token_for):
 
 @SQLITE_ONLY
 def test_cli_prints_the_json_and_is_audited(app, session):
-    from app.services.providers import create_provider
+    from app.registry.providers import create_provider
 
     provider = create_provider(session, data=provider_data())
     result = app.test_cli_runner().invoke(args=["invite", str(provider.id), "--expires-days", "5"])

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from sqlmodel import col, select
 
-from app.localtime import to_local
+from app.core.clock import to_local
+from app.credentials import checks
+from app.credentials.report_exports import Author, provider_report_html
+from app.disclosure import merge as disclosure_merge
 from app.models import AuditEntry, Provider
 from app.models.checks import CheckRun
-from app.services import checks, disclosure_merge
-from app.services.reports import Author, provider_report_html
 from tests.disclosure.test_review import (
     NAME,
     answers,
@@ -154,7 +155,7 @@ def test_an_invalid_accepted_value_is_refused_with_its_field(app, session, login
     analyst = login("analyst")
     provider = registry_provider(session)
     # The declared credit code already belongs to another provider: the registry refuses it on merge.
-    from app.services.providers import create_provider
+    from app.registry.providers import create_provider
 
     create_provider(session, data={"legal_name": "另一家算力有限公司", "uscc": "91350100M000100Y43"})
     data = answers(identity={**answers()["identity"], "uscc": "91350100M000100Y43"})
@@ -213,7 +214,7 @@ def test_a_completed_review_reruns_the_check_without_a_merge(app, session, login
 
 def _declared_files(session, invitation) -> dict[str, object]:
     """A diagram (PNG) and a licence scan (PDF) the answers name, and a diagram replaced before submitting."""
-    from app.services import disclosure_uploads
+    from app.disclosure import uploads as disclosure_uploads
     from tests.disclosure import samples
 
     def keep(field: str, filename: str, body: bytes):

@@ -19,8 +19,8 @@ from pypdf.generic import (
     TextStringObject,
 )
 
-from app.services import disclosure_uploads
-from app.services.errors import InvalidInput
+from app.core.errors import InvalidInput
+from app.disclosure import uploads as disclosure_uploads
 from tests.disclosure import samples
 
 LIMIT = 10 * 1024 * 1024

@@ -7,9 +7,10 @@ from email import message_from_bytes, policy
 
 from sqlmodel import col, select
 
+from app.disclosure import invitations
+from app.disclosure import uploads as disclosure_uploads
 from app.models import AuditEntry
 from app.models.disclosure import InvitationEvent
-from app.services import disclosure_uploads, invitations
 from tests.disclosure import samples
 from tests.disclosure.test_review import smtp, submitted  # noqa: F401 - smtp is a fixture
 

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from sqlmodel import Session, select
 
+from app.disclosure import invitations
+from app.disclosure import review as disclosure_review
 from app.models import Provider
 from app.models.disclosure import Invitation, InvitationEvent
-from app.services import disclosure_review, invitations
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 from tests.live_server import free_port
 
 NAME = "示例申报算力科技有限公司"
@@ -76,7 +77,7 @@ def invite(session: Session, *, provider_id: int | None = None, email: str = "",
 
 def submitted(session: Session, *, provider_id: int | None = None, data: dict | None = None) -> Invitation:
     """An invitation whose questionnaire the provider has submitted (stored as the form stores it)."""
-    from app.services.disclosure_schema import Disclosure
+    from app.disclosure.schema import Disclosure
 
     dumped = Disclosure.model_validate(data or ANSWERS).model_dump(mode="json")
     return invite(
@@ -292,7 +293,7 @@ def test_an_unsubmitted_invitation_has_no_review_page(app, session, login):
 
 
 def test_review_page_links_an_uploaded_diagram_as_evidence(app, session, login):
-    from app.services import disclosure_uploads
+    from app.disclosure import uploads as disclosure_uploads
     from tests.fakes.png import png
 
     analyst = login("analyst")

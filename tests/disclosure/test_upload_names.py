@@ -7,9 +7,9 @@ import json
 import pytest
 from sqlmodel import Session, select
 
+from app.core.request_files import MAX_FILENAME, clean_filename
 from app.models.disclosure import DisclosureUpload
 from app.models.uploads import ImportUpload
-from app.request_files import MAX_FILENAME, clean_filename
 from tests.disclosure import samples
 
 BOUNDARY = "gpuvet-test-boundary"

@@ -8,10 +8,10 @@ import io
 import pytest
 from sqlmodel import Session, func, select
 
+from app.core.errors import InvalidInput
+from app.disclosure import uploads as disclosure_uploads
 from app.models.disclosure import DisclosureUpload
 from app.models.evidence import Evidence
-from app.services import disclosure_uploads
-from app.services.errors import InvalidInput
 from tests.disclosure import samples
 
 # Storage matters in only some tests; the others run on SQLite alone (PostgreSQL adds seconds per test).

@@ -7,10 +7,10 @@ import hashlib
 import pytest
 from sqlmodel import Session, select
 
+from app.core.errors import InvalidInput
+from app.disclosure import uploads as disclosure_uploads
 from app.models.disclosure import DisclosureUpload, InvitationEvent
 from app.models.evidence import Evidence, EvidenceImmutable
-from app.services import disclosure_uploads
-from app.services.errors import InvalidInput
 from tests.disclosure import samples
 
 # Storage matters in only some tests; the others run on SQLite alone (PostgreSQL adds seconds per test).

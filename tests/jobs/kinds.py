@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from app.jobs import (
+from app.core.jobs import (
     KINDS,
     JobCancelled,
     background,

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from sqlmodel import Session
 
 import tests.jobs.kinds  # noqa: F401 - registers the test kinds
-from app import jobs
+from app.core import jobs
 from app.models.jobs import Job, JobState
-from app.services.import_jobs import start_import
+from app.registry.import_jobs import start_import
 
 STALLED_ZH = "后台任务程序似乎没有运行：任务已排队"
 STALLED_EN = "No worker seems to be running"
@@ -113,7 +113,7 @@ def test_a_benchmark_run_that_did_not_finish_is_not_a_success(app, session, monk
     from types import SimpleNamespace
 
     from app.models.trials import RunState
-    from app.services import bench_runs
+    from app.trials import bench_runs
 
     stopped = SimpleNamespace(id=5, state=RunState.cancelled, comparisons=[])
     monkeypatch.setattr(bench_runs, "execute_run", lambda *args, **kwargs: stopped)
@@ -129,8 +129,8 @@ def test_a_benchmark_run_that_did_not_finish_is_not_a_success(app, session, monk
 def test_a_failed_lookup_step_is_not_a_success(session, monkeypatch):
     from types import SimpleNamespace
 
+    from app.credentials import lookups
     from app.models.evidence import LookupState
-    from app.services import lookups
 
     failed = SimpleNamespace(
         id=3, state=LookupState.failed, message="查询失败 (lookup failed)", captcha_extra=None

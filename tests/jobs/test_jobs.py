@@ -11,10 +11,10 @@ import pytest
 from sqlmodel import Session
 
 import tests.jobs.kinds
-from app import jobs
+from app.accounts.users import create_user
+from app.core import jobs
+from app.core.errors import Conflict, InvalidInput, NotFound
 from app.models.jobs import Job, JobState
-from app.services.errors import Conflict, InvalidInput, NotFound
-from app.services.users import create_user
 
 
 def _fresh(app, job_id: int) -> Job:
@@ -56,8 +56,8 @@ def test_duplicate_kind_raises(monkeypatch):
 
 
 def test_check_job_runs_a_check_and_names_the_stored_run(app, session, immediate_jobs):
-    from app.services.checks import latest_check
-    from app.services.providers import create_provider
+    from app.credentials.checks import latest_check
+    from app.registry.providers import create_provider
 
     provider = create_provider(session, data={"legal_name": "示例任务科技有限公司"})
     with app.app_context():
@@ -176,7 +176,7 @@ def test_sqlite_queue_is_the_default_and_redis_when_configured(app, tmp_path):
     from huey import RedisHuey, SqliteHuey
 
     from app import create_app
-    from app.config import Settings
+    from app.core.config import Settings
 
     huey = jobs.get_huey(app)
     assert isinstance(huey, SqliteHuey) and huey.storage.filename.endswith("jobs.sqlite3")

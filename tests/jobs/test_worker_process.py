@@ -21,9 +21,9 @@ import pytest
 from sqlmodel import Session
 
 import tests.jobs.kinds  # noqa: F401 - registers the test job kinds in this process too
-from app import jobs
+from app.core import jobs
 from app.models.jobs import Job, JobState
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKER = ROOT / "tests" / "jobs" / "worker_main.py"

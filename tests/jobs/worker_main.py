@@ -17,7 +17,7 @@ from app.worker import run_worker
 if __name__ == "__main__":
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if os.environ.get("GPUVET_TEST_NOW"):  # the injected clock of the schedule tests
-        from app.services import schedules
+        from app.notify import schedules
 
         fixed = datetime.fromisoformat(os.environ["GPUVET_TEST_NOW"])
         schedules.current_time = lambda: fixed

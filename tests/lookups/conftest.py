@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from app.accounts import users
 from app.models import Provider
-from app.services import providers as provider_service
-from app.services import users
+from app.registry import providers as provider_service
 from tests.fakes.miit import FakeMiit
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 

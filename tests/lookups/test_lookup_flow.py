@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlmodel import select
 
+from app.core.errors import Conflict, InvalidInput
+from app.credentials import lookups as service
+from app.credentials.facts import gather_facts
 from app.models.evidence import Evidence, Lookup, LookupState
-from app.services import lookups as service
-from app.services.errors import Conflict, InvalidInput
-from app.services.facts import gather_facts
 from scrapers.official import sniff_image
 
 

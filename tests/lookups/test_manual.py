@@ -12,11 +12,11 @@ import pytest
 from PIL import Image
 from sqlmodel import select
 
+from app.core.errors import InvalidInput
+from app.credentials import checks, manual_lookups
+from app.credentials import lookups as service
 from app.models import AuditEntry
 from app.models.evidence import Evidence, EvidenceImmutable, Lookup, LookupKind, LookupState
-from app.services import checks, manual_lookups
-from app.services import lookups as service
-from app.services.errors import InvalidInput
 from app.vetting.rules._sources import texts
 from tests.lookups.conftest import LEGAL_NAME
 
@@ -327,7 +327,7 @@ def test_cli_records_a_lookup_by_hand(lookup_app, session, provider, analyst, tm
 
 
 def test_the_report_marks_findings_from_a_manual_lookup(lookup_app, session, provider, analyst):
-    from app.services import reports
+    from app.credentials import report_exports as reports
 
     with lookup_app.test_request_context():
         manual_lookups.record_manual(
@@ -349,7 +349,7 @@ def test_the_report_marks_findings_from_a_manual_lookup(lookup_app, session, pro
 
 
 def test_a_manual_lookup_counts_as_looked_up_for_the_numbers_it_lists(lookup_app, session, provider, analyst):
-    from app.services.verdicts import verdict_of
+    from app.credentials.verdicts import verdict_of
 
     with lookup_app.test_request_context():
         assert "lookup" in verdict_of(session, provider.id).unverified

@@ -8,7 +8,7 @@ import pytest
 from sqlmodel import select
 
 from app.models.evidence import Evidence, Lookup
-from app.services import providers as provider_service
+from app.registry import providers as provider_service
 from tests.fakes.web import SiteServer
 from tests.lookups.conftest import LEGAL_NAME
 from tests.scrapers.conftest import FOOTERS

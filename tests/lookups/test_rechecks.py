@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from sqlmodel import func, select
 
+from app.credentials import lookups as service
+from app.credentials import verdicts
 from app.models.checks import CheckRun
 from app.models.evidence import LookupState
-from app.services import lookups as service
-from app.services import verdicts
 
 
 def test_a_completed_lookup_stores_a_new_check_run(lookup_app, session, provider, analyst, fake):

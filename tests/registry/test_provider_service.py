@@ -7,10 +7,10 @@ import re
 import pytest
 from sqlmodel import select
 
+from app.core.audit import set_actor
+from app.core.errors import Conflict, InvalidInput, NotFound
 from app.models import AuditEntry, Licence, Offer
-from app.services import providers as svc
-from app.services.audit import set_actor
-from app.services.errors import Conflict, InvalidInput, NotFound
+from app.registry import providers as svc
 
 
 def _data(**overrides):

@@ -7,7 +7,8 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from app.services import cases, demo
+from app.cases import cases
+from app.registry import demo
 from tests.reports.conftest import needs_poppler, pdf_text, squash
 
 pytestmark = needs_poppler

@@ -8,9 +8,9 @@ import re
 import pytest
 from sqlmodel import select
 
+from app.credentials import report_exports as service
 from app.models.reports import ExportRecord
-from app.services import reports as service
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 from tests.reports.conftest import needs_poppler, pdf_text
 from tests.services.conftest import awkward
 
@@ -52,7 +52,7 @@ def test_case_report(runner, session, tmp_path):
         assert result.exit_code == 2 and "cases are not available yet" in result.output
         return
     assert result.exit_code == 1 and "424242" in result.output and not output.exists()
-    from app.services import cases
+    from app.cases import cases
     from tests.cases.conftest import example
 
     case = cases.create_case(

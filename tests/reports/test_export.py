@@ -10,12 +10,12 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import select
 
+from app.core.errors import Conflict, InvalidInput, NotFound
+from app.credentials import report_exports as service
 from app.models import AuditEntry
 from app.models.reports import ExportRecord, ReportKind
+from app.registry.providers import create_provider, update_provider
 from app.reports.assemble import snapshot_sha256
-from app.services import reports as service
-from app.services.errors import Conflict, InvalidInput, NotFound
-from app.services.providers import create_provider, update_provider
 from tests.reports.conftest import needs_poppler, pages_text, pdf_text, squash
 from tests.services.conftest import BARE, awkward
 
@@ -96,7 +96,7 @@ def test_provider_without_any_evidence_is_marked_unverified_throughout(session, 
 
 
 def test_stored_check_run_gives_verdict_and_findings(session, renderer):
-    from app.services.checks import latest_findings, run_check
+    from app.credentials.checks import latest_findings, run_check
 
     provider = create_provider(session, data=awkward())
     run = run_check(session, provider_id=provider.id)
@@ -186,8 +186,8 @@ def test_changed_pdf_fails_verification(session, renderer):
 
 
 def test_case_report_has_answers_arithmetic_ranking_checklist_and_faq(session, renderer):
-    from app.services import cases
-    from app.services.demo import load_demo
+    from app.cases import cases
+    from app.registry.demo import load_demo
     from tests.cases.conftest import example
 
     load_demo(session)
@@ -215,9 +215,9 @@ def test_case_report_has_answers_arithmetic_ranking_checklist_and_faq(session, r
 
 
 def test_a_case_report_keeps_and_lists_the_leading_offers_and_counts_the_rest(session, renderer, monkeypatch):
+    from app.cases import cases
+    from app.registry.demo import load_demo
     from app.reports import assemble, case_document
-    from app.services import cases
-    from app.services.demo import load_demo
     from tests.cases.conftest import example
 
     monkeypatch.setattr(assemble, "CASE_REPORT_OFFERS", 2)
@@ -240,7 +240,7 @@ def test_a_case_report_keeps_and_lists_the_leading_offers_and_counts_the_rest(se
 
 
 def test_unfinished_case_is_refused_with_the_step(session, renderer):
-    from app.services import cases
+    from app.cases import cases
 
     case = cases.start_case(session, workload={"kind": "distributed_training"}, owner=cases.Actor(None, "a"))
     with pytest.raises(InvalidInput) as caught:

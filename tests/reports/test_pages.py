@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 from sqlmodel import select
 
 from app.models.reports import ExportRecord
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 from tests.reports.conftest import needs_poppler, pdf_text
 from tests.services.conftest import awkward
 
@@ -94,7 +94,7 @@ def test_tab_on_provider_page_and_login_required(app, login, provider):
 
 
 def test_case_report_pages(login, session):
-    from app.services import cases
+    from app.cases import cases
     from tests.cases.conftest import example
 
     case = cases.create_case(

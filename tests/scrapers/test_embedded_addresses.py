@@ -8,9 +8,9 @@ import socket
 import pytest
 from flask_babel import force_locale
 
-from app.config import Settings
-from app.services import notify_webhooks
-from app.services.errors import InvalidInput
+from app.core.config import Settings
+from app.core.errors import InvalidInput
+from app.notify import webhooks as notify_webhooks
 from scrapers.addresses import AddressPolicy, block_reason
 from scrapers.http import AddressGuard, BlockedAddress, HostRateLimiter, HttpClient
 from tests.fakes.web import SiteServer

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from app import create_app
-from app.config import Settings
+from app.core.config import Settings
 from tests.fakes.web import SiteServer
 from tests.scrapers.conftest import FOOTERS
 

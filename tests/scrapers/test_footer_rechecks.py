@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from sqlmodel import select
 
+from app.credentials import evidence as service
+from app.credentials import verdicts
 from app.models.checks import CheckRun
-from app.services import evidence as service
-from app.services import verdicts
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 from tests.scrapers.test_footer_service import _provider, analyst, scrape_app, site  # noqa: F401 - fixtures
 

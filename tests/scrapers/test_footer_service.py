@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from sqlmodel import select
 
+from app.accounts import users
+from app.core.errors import InvalidInput
+from app.credentials import evidence as service
+from app.credentials.facts import gather_facts
 from app.models.evidence import Evidence, EvidenceImmutable
-from app.services import evidence as service
-from app.services import providers as provider_service
-from app.services import users
-from app.services.errors import InvalidInput
-from app.services.facts import gather_facts
+from app.registry import providers as provider_service
 from tests.fakes.web import SiteServer
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 from tests.scrapers.conftest import FOOTERS

@@ -199,7 +199,7 @@ def test_allow_listed_host_resolving_to_loopback_is_never_connected(fake_dns, se
 def test_malformed_allow_host_entries_are_refused_by_the_settings(entry):
     from pydantic import ValidationError
 
-    from app.config import Settings
+    from app.core.config import Settings
 
     with pytest.raises(ValidationError, match=r"GPUVET_FETCH_ALLOW_HOSTS|fetch_allow_hosts"):
         Settings(GPUVET_FETCH_ALLOW_HOSTS=f"ok.example,{entry}")

@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from app.services import passwords, users
-from app.services.errors import InvalidInput
+from app.accounts import passwords, users
+from app.core.errors import InvalidInput
 
 GOOD = "violet tractor 47 umbrella"
 

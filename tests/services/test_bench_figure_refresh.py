@@ -7,7 +7,7 @@ from sqlmodel import Session, select
 
 from app.models import Offer
 from app.models.trials import BenchRun, BenchStep, RunState
-from app.services import bench_runs, matrix_runs
+from app.trials import bench_runs, matrix_runs
 from benchmarks.sample import Sample
 from benchmarks.suites import ProbeResult, Progress, SuiteResult
 from tests.cases.test_advice_statements import counted

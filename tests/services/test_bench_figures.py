@@ -10,11 +10,12 @@ import sqlalchemy as sa
 from alembic import command
 from sqlmodel import Session, select
 
+from app.cases import cases
 from app.cli.db import alembic_config
 from app.models import Offer, Provider
 from app.models.bench_figure import FIGURE_KEYS, BenchFigure
 from app.models.trials import BenchRun, BenchStep, RunState
-from app.services import bench_figures, bench_uploads, cases
+from app.trials import bench_figures, bench_uploads
 from tests.cases.test_measured_offers import (
     LINK,
     OFFER,

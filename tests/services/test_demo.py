@@ -8,10 +8,10 @@ from urllib.parse import urlparse
 
 import pytest
 
+from app.core.errors import Conflict
 from app.models.enums import BandwidthType, OfferKind, StorageType
-from app.services import demo
-from app.services.errors import Conflict
-from app.services.providers import ProviderQuery, list_providers
+from app.registry import demo
+from app.registry.providers import ProviderQuery, list_providers
 from app.vetting.identifiers import identify
 from app.vetting.provinces import lookup
 

@@ -12,7 +12,7 @@ from flask_babel import force_locale
 from flask_babel import gettext as _
 from pydantic import AfterValidator, BaseModel, Field, ValidationError
 
-from app.services.errors import from_validation_error
+from app.core.errors import from_validation_error
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 PYDANTIC_PHRASES = ("should", "String should", "Value error", "Field required", "valid integer")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.services import passwords
+from app.accounts import passwords
 from tests.conftest import PRODUCTION_HASH_METHOD
 
 

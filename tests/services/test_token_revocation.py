@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlmodel import select
 
+from app.accounts import users
 from app.models import ApiToken, User
-from app.services import users
 from tests.conftest import PASSWORD
 
 NEW = "violet tractor 47 umbrella"

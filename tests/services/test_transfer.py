@@ -9,12 +9,12 @@ import json
 import pytest
 from sqlmodel import select
 
+from app.core.audit import set_actor
+from app.core.errors import InvalidInput
 from app.models import AuditEntry
-from app.services.audit import set_actor
-from app.services.demo import demo_providers
-from app.services.errors import InvalidInput
-from app.services.providers import create_provider
-from app.services.transfer import (
+from app.registry.demo import demo_providers
+from app.registry.providers import create_provider
+from app.registry.transfer import (
     FORMAT_NAME,
     csv_header,
     export_providers,

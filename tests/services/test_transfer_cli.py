@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 from tests.services.conftest import BARE, awkward, snapshot
 
 

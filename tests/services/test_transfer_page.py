@@ -7,7 +7,7 @@ import io
 import json
 import re
 
-from app.services.providers import create_provider, get_provider, update_provider
+from app.registry.providers import create_provider, get_provider, update_provider
 from tests.conftest import csrf_token_from
 from tests.services.conftest import BARE, awkward, snapshot
 

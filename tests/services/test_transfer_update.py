@@ -9,11 +9,11 @@ import json
 import pytest
 from sqlmodel import select
 
+from app.core.audit import set_actor
 from app.models import AuditEntry, Provider
-from app.services.audit import set_actor
-from app.services.demo import demo_providers
-from app.services.providers import create_provider, get_provider, update_provider
-from app.services.transfer import export_providers, import_provider_dicts, import_providers
+from app.registry.demo import demo_providers
+from app.registry.providers import create_provider, get_provider, update_provider
+from app.registry.transfer import export_providers, import_provider_dicts, import_providers
 from tests.services.conftest import BARE, awkward, snapshot
 
 

@@ -10,8 +10,8 @@ from cryptography.fernet import Fernet
 from sqlmodel import Session
 
 from app.models import Offer, Provider
-from app.services.providers import create_provider
-from app.services.trials import address_policy, cipher_from_settings
+from app.registry.providers import create_provider
+from app.trials.servers import address_policy, cipher_from_settings
 from scrapers.addresses import AddressPolicy
 from tests.bench_support.sshd import Sshd, free_port
 from tests.benchmarks.conftest import trial_server  # noqa: F401 - re-exported fixture

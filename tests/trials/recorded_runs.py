@@ -16,11 +16,12 @@ import sqlalchemy as sa
 from sqlmodel import Session, SQLModel
 
 from app import create_app
-from app.config import Settings
+from app.core.config import Settings
 from app.models.trials import RunState
-from app.services import bench_runs, trials
-from app.services.providers import create_provider
-from app.services.trials import address_policy, cipher_from_settings
+from app.registry.providers import create_provider
+from app.trials import bench_runs
+from app.trials import servers as trials
+from app.trials.servers import address_policy, cipher_from_settings
 from tests.bench_support.sshd import Sshd
 from tests.conftest import _empty_tables
 

@@ -6,11 +6,12 @@ import pytest
 from pydantic import ValidationError
 from sqlmodel import Session, select
 
-from app.config import Settings
+from app.core.config import Settings
+from app.core.errors import InvalidInput
 from app.models.jobs import Job, JobState
 from app.models.trials import RunState, TrialServer
-from app.services import bench_runs, trials
-from app.services.errors import InvalidInput
+from app.trials import bench_runs
+from app.trials import servers as trials
 from benchmarks import ssh
 from scrapers.addresses import AddressPolicy
 from tests.bench_support.sshd import Sshd

@@ -10,15 +10,18 @@ import pytest
 from bs4 import BeautifulSoup
 from sqlmodel import Session, func, select
 
-from app import localtime
+from app.core import clock as localtime
+from app.core.errors import Conflict, InvalidInput
+from app.credentials import checks
 from app.models.campaigns import BenchCampaign, CampaignWindow
 from app.models.checks import StoredFinding
 from app.models.jobs import Job, JobState
 from app.models.trials import BenchRun, RunState, TrialServer
+from app.notify import schedules
 from app.reports.evidence_text import fact_text
 from app.reports.labels import Labels
-from app.services import campaigns, checks, schedules, trials
-from app.services.errors import Conflict, InvalidInput
+from app.trials import campaigns
+from app.trials import servers as trials
 
 SHANGHAI = localtime._zone("Asia/Shanghai")
 FINGERPRINT = "SHA256:" + "A" * 43

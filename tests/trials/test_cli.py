@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.services import trials
+from app.trials import servers as trials
 from tests.benchmarks.conftest import DATA
 from tests.trials.conftest import quick_params, server_data
 

@@ -15,7 +15,8 @@ from sqlmodel import Session, select
 
 from app.models import Offer
 from app.models.trials import BenchRun, TrialServer
-from app.services import bench_runs, matrix_runs, trials
+from app.trials import bench_runs, matrix_runs
+from app.trials import servers as trials
 from tests.bench_support.cluster_standins import logged, standin_cluster
 from tests.bench_support.netns import netns_supported
 from tests.bench_support.sshd import Sshd, keygen

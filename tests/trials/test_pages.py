@@ -10,7 +10,7 @@ from sqlmodel import Session, select
 
 from app.models.jobs import Job, JobState
 from app.models.trials import BenchRun, TrialServer
-from app.services import trials
+from app.trials import servers as trials
 from tests.bench_support.sshd import Sshd
 from tests.trials.conftest import quick_params, server_data
 from tests.trials.recorded_runs import Recording

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, func, select
 
+from app.credentials import checks
 from app.models.checks import CheckRun
 from app.models.trials import RunState, TrialServer
-from app.services import bench_runs, checks, trials
+from app.trials import bench_runs
+from app.trials import servers as trials
 from tests.bench_support.sshd import Sshd
 from tests.trials.conftest import quick_params, server_data
 

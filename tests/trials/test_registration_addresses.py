@@ -12,9 +12,10 @@ import pytest
 from bs4 import BeautifulSoup
 from sqlmodel import Session, select
 
+from app.core.errors import InvalidInput
 from app.models.trials import RunState, TrialServer
-from app.services import bench_runs, matrix_runs, trials
-from app.services.errors import InvalidInput
+from app.trials import bench_runs, matrix_runs
+from app.trials import servers as trials
 from benchmarks import ssh
 from scrapers.addresses import AddressPolicy
 from tests.trials.conftest import set_trial_allow_cidrs

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.services.bench_runs import thresholds
+from app.trials.bench_runs import thresholds
 from app.web.bench_run_view import comparison_row, figure
 from benchmarks.compare import Claims, Thresholds, Verdict, compare
 from benchmarks.sample import Sample

@@ -9,9 +9,9 @@ import pytest
 from sqlmodel import Session
 
 from app.models import Offer
+from app.registry.providers import create_provider
 from app.reports.charts import DOTS_UNTIL, Series, render_svg, timeline_chart
-from app.services import bench_runs, bench_uploads
-from app.services.providers import create_provider
+from app.trials import bench_runs, bench_uploads
 from app.web.trials import nominal_mbps, run_chart_data
 from benchmarks.probes import parse
 from benchmarks.sample import Sample

@@ -10,8 +10,9 @@ from bs4 import BeautifulSoup
 from sqlmodel import Session
 
 from app.models.trials import BenchRun, RunState, TrialServer
-from app.services import bench_runs, trials
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
+from app.trials import bench_runs
+from app.trials import servers as trials
 from tests.bench_support.sshd import Sshd
 from tests.trials.conftest import server_data
 from tests.trials.recorded_runs import SOLD, Recording

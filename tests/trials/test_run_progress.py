@@ -10,10 +10,10 @@ import pytest
 from bs4 import BeautifulSoup
 from sqlmodel import Session
 
-from app import jobs
+from app.core import jobs
 from app.models.jobs import Job
 from app.models.trials import RunState
-from app.services import bench_runs, bench_uploads
+from app.trials import bench_runs, bench_uploads
 from benchmarks.suites import Progress
 from tests.bench_support.sshd import Sshd
 from tests.benchmarks.conftest import DATA

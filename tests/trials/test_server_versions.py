@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from sqlmodel import Session
 
+from app.core.errors import Conflict, InvalidInput
 from app.models.trials import TrialServer
-from app.services import trials
-from app.services.errors import Conflict, InvalidInput
+from app.trials import servers as trials
 
 DATA = {"name": "试用机 V", "host": "127.0.0.1", "port": 2222, "username": "root", "auth_method": "password"}
 

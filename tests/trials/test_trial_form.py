@@ -7,8 +7,8 @@ import re
 from sqlmodel import Session, select
 
 from app.models.trials import TrialServer
-from app.services import trials
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
+from app.trials import servers as trials
 from tests.web.conftest import field_error
 
 FORM = {"name": "试用机 B", "host": "127.0.0.1", "port": "22", "username": "root", "auth_method": "password"}

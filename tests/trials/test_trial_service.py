@@ -9,12 +9,14 @@ import sqlalchemy as sa
 from cryptography.fernet import Fernet
 from sqlmodel import Session, select
 
-from app import jobs
+from app.core import jobs
+from app.core.errors import Conflict, InvalidInput
+from app.credentials import checks, facts
 from app.models import AuditEntry
 from app.models.jobs import Job, JobState
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
-from app.services import bench_runs, checks, facts, trials
-from app.services.errors import Conflict, InvalidInput
+from app.trials import bench_runs
+from app.trials import servers as trials
 from app.vetting.findings import RuleContext
 from app.vetting.rules.benchmarks import shared_bandwidth, storage_not_nvme
 from tests.bench_support.sshd import Sshd

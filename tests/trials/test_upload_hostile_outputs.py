@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from app.core.errors import InvalidInput
 from app.models import Offer
 from app.models.trials import BenchRun, BenchStep
-from app.services import bench_uploads
-from app.services.errors import InvalidInput
+from app.trials import bench_uploads
 from tests.api.conftest import assert_error_shape
 from tests.benchmarks.conftest import DATA
 

@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from app.accounts.users import get_user
+from app.core.errors import InvalidInput, NotFound
+from app.credentials import checks, facts
 from app.models import Offer, Provider
 from app.models.trials import BenchRun, BenchStep, TrialServer
-from app.services import bench_runs, bench_uploads, checks, facts
-from app.services.errors import InvalidInput, NotFound
-from app.services.providers import create_provider
-from app.services.users import get_user
+from app.registry.providers import create_provider
+from app.trials import bench_runs, bench_uploads
 from benchmarks.probes import parse
 from tests.benchmarks.conftest import DATA
 

@@ -7,9 +7,9 @@ from datetime import date, timedelta
 import pytest
 from sqlmodel import Session, select
 
+from app.credentials import checks, watch
 from app.models.watch import ChangeEvent
-from app.services import checks, watch
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
 
 TODAY = date(2026, 12, 1)
 LICENCE = {

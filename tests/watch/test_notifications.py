@@ -19,12 +19,15 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlmodel import Session, col, select
 
+from app.core.errors import InvalidInput
+from app.credentials import watch
+from app.credentials.watch import EventDraft
 from app.models import AuditEntry, User
 from app.models.notify import Delivery, DeliveryAttempt, InboxItem, Webhook
-from app.services import notifications, notify_dispatch, notify_webhooks, watch
-from app.services.errors import InvalidInput
-from app.services.providers import create_provider
-from app.services.watch import EventDraft
+from app.notify import dispatch as notify_dispatch
+from app.notify import watches as notifications
+from app.notify import webhooks as notify_webhooks
+from app.registry.providers import create_provider
 from tests.jobs.test_worker_process import DEADLINE_S, worker
 
 DAY = date(2026, 12, 2)

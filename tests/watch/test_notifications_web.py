@@ -11,9 +11,9 @@ from sqlmodel import Session, select
 
 from app.models import User
 from app.models.notify import Delivery, Webhook
-from app.services import notifications
-from app.services.notify_webhooks import signature_matches
-from app.services.providers import create_provider
+from app.notify import watches as notifications
+from app.notify.webhooks import signature_matches
+from app.registry.providers import create_provider
 from tests.watch import test_notifications as base
 
 # the loopback SMTP server and webhook receiver, and the app wired to them

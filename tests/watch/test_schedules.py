@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, func, select
 
-from app import localtime
-from app.jobs import SCHEDULE_TASK_NAME
+from app.core import clock as localtime
+from app.core.jobs import SCHEDULE_TASK_NAME
 from app.models.checks import CheckRun
 from app.models.jobs import Job, JobState
 from app.models.watch import ChangeEvent, ScheduleRun
-from app.services import schedules
-from app.services.providers import create_provider
+from app.notify import schedules
+from app.registry.providers import create_provider
 from tests.jobs.test_worker_process import DEADLINE_S, worker
 from tests.watch.test_change_events import LICENCE, TODAY
 

@@ -9,7 +9,7 @@ import pytest
 from sqlmodel import Session
 
 from app.models import Provider
-from app.services import providers as service
+from app.registry import providers as service
 
 
 def provider_data(**overrides: Any) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app import create_app
-from app.config import Settings
+from app.core.config import Settings
 from tests.conftest import PASSWORD, csrf_token_from
 
 CSRF_MESSAGE = "表单已过期或缺少 CSRF 令牌"

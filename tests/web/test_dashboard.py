@@ -19,7 +19,7 @@ from app.models.jobs import Job
 from app.models.reports import ExportRecord
 from app.models.trials import BenchRun
 from app.models.watch import ChangeEvent
-from app.services import dashboard
+from app.registry import dashboard
 
 NOW = datetime.now(UTC)
 FIGURE = re.compile(

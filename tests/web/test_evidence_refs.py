@@ -8,9 +8,9 @@ from datetime import date
 import pytest
 from bs4 import BeautifulSoup
 
-from app import jobs
+from app.core import jobs
+from app.credentials import checks
 from app.models.checks import CheckRun, StoredFinding
-from app.services import checks
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.usefixtures("immediate_jobs")

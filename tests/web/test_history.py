@@ -7,10 +7,11 @@ import re
 import pytest
 from cryptography.fernet import Fernet
 
+from app.cases import cases
+from app.core.audit import set_actor
 from app.models import Provider
-from app.services import cases, trials
-from app.services.audit import set_actor
-from app.services.providers import create_provider
+from app.registry.providers import create_provider
+from app.trials import servers as trials
 from tests.cases.conftest import example
 
 
@@ -112,7 +113,7 @@ def test_changes_made_by_gpuvet_itself_are_attributed_to_the_system_in_words(ses
 
 
 def test_a_check_run_by_gpuvet_itself_is_attributed_to_the_system_in_words(session, login):
-    from app.services import checks
+    from app.credentials import checks
 
     provider = create_provider(session, data={"legal_name": "系统核查测试算力有限公司"})
     checks.run_check(session, provider_id=provider.id)

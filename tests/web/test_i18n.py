@@ -10,7 +10,7 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
 from app import create_app
-from app.config import PROJECT_ROOT, Settings
+from app.core.config import PROJECT_ROOT, Settings
 
 TRANSLATIONS = PROJECT_ROOT / "app" / "translations"
 EN_PO = TRANSLATIONS / "en" / "LC_MESSAGES" / "messages.po"

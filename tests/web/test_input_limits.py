@@ -10,7 +10,7 @@ import pytest
 from markupsafe import Markup
 from werkzeug.routing import IntegerConverter
 
-from app.limits import MAX_ID
+from app.core.limits import MAX_ID
 from app.web.markers import form_value, reveal_in_page
 from tests.web.conftest import field_error, provider_data
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from bs4 import BeautifulSoup
 
-from app import jobs
+from app.core import jobs
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.usefixtures("immediate_jobs")
@@ -116,7 +116,7 @@ def test_job_json_times_have_no_microseconds(app, session, login):
 def test_import_job_lists_its_problems_as_sentences(app, session, login):
     import json
 
-    from app.services.import_jobs import start_import
+    from app.registry.import_jobs import start_import
 
     document = json.dumps({"providers": [{"legal_name": ""}]}, ensure_ascii=False).encode()
     with app.app_context():

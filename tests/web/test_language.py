@@ -7,8 +7,8 @@ import re
 import pytest
 from flask_babel import force_locale
 
-from app.services.errors import InvalidInput
-from app.services.trials import address_policy, cipher_from_settings, create_server, fetch_host_key
+from app.core.errors import InvalidInput
+from app.trials.servers import address_policy, cipher_from_settings, create_server, fetch_host_key
 from tests.bench_support.sshd import free_port
 from tests.web.conftest import field_error
 

@@ -8,8 +8,8 @@ import pytest
 import sqlalchemy as sa
 from markupsafe import escape
 
-from app.services import providers as service
-from app.services.errors import InvalidInput
+from app.core.errors import InvalidInput
+from app.registry import providers as service
 
 
 def names(html: str) -> list[str]:

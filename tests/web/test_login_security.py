@@ -13,10 +13,10 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from app import create_app
-from app.config import Settings
+from app.accounts import login_throttle, passwords
+from app.core.config import Settings
 from app.models import LoginFailure, User
 from app.models.user import AccountNotice
-from app.services import login_throttle, passwords
 from tests.conftest import PASSWORD
 
 NEW = "violet tractor 47 umbrella"
@@ -88,7 +88,7 @@ def test_an_address_is_throttled_across_account_names(app, make_user, monkeypatc
 
 def _fail_in_another_process(database_url: str, instance: str, count: int) -> None:
     from app import create_app
-    from app.config import Settings
+    from app.core.config import Settings
 
     settings = Settings(GPUVET_INSTANCE_PATH=Path(instance), DATABASE_URL=database_url)
     flask_app = create_app(settings, TESTING=True)
@@ -330,7 +330,7 @@ def test_a_full_disk_answers_the_password_change_with_503(app, make_user, monkey
 def test_a_full_disk_answers_the_api_with_503_in_the_error_shape(
     app, session, token_for, monkeypatch: pytest.MonkeyPatch
 ):
-    from app.services import users
+    from app.accounts import users
 
     headers = token_for("viewer")
 

@@ -94,7 +94,7 @@ def test_admin_page_refuses_weak_passwords_on_create_and_reset(login, make_user,
 
 
 def test_admin_page_lists_tokens_with_last_use_and_revokes_them(app, login, make_user, session):
-    from app.services import users
+    from app.accounts import users
 
     admin = login("admin")
     make_user("fay", "viewer")

@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session, select
 
+from app.credentials import checks
+from app.credentials import report_exports as report_service
 from app.models import Provider
 from app.models.reports import ExportRecord
+from app.registry.demo import load_demo
 from app.reports.pdf import RenderedPdf
-from app.services import bench_uploads, checks
-from app.services import reports as report_service
-from app.services.demo import load_demo
+from app.trials import bench_uploads
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"

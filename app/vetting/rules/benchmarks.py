@@ -1,6 +1,6 @@
 """Benchmark findings: trial-server measurements or uploaded outputs that contradict the offer.
 
-Reads the "benchmarks" fact (app.services.bench_runs): the latest finished run of each trial server and
+Reads the "benchmarks" fact (app.trials.bench_runs): the latest finished run of each trial server and
 the latest uploads, with the claims-versus-measurements comparisons benchmarks.compare stored on them.
 A comparison that failed becomes a finding here: red flag 12 (shared bandwidth, storage not local NVMe,
 bandwidth far below the claim), IOPS or fsync'd writes far below the claim, GPUs that do not match.

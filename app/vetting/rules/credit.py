@@ -1,6 +1,6 @@
 """Red flags from the enterprise credit record (企业信用, DOMAIN.md 3b), read from the "credit" fact.
 
-The fact (app.services.credit.credit_facts) holds the latest record of each public system looked up by
+The fact (app.credentials.credit.credit_facts) holds the latest record of each public system looked up by
 the provider's USCC. A registration status other than alive is a blocker; the abnormal operations list,
 the serious illegal and dishonest list and each court enforcement record are warnings saying why, since
 when and how much; a company founded within the last year or with a tiny registered capital raises a

@@ -14,7 +14,7 @@ FIELDS = {
 
 
 # Red flag 13 from evidence: the latest reviewed questionnaire (fact "disclosure" of
-# app.services.disclosure_merge) replaces the two yes/no fields; each topic declined, left incomplete or
+# app.disclosure.merge) replaces the two yes/no fields; each topic declined, left incomplete or
 # not accepted by the analyst is named, with its unanswered questions.
 TOPIC_SUBJECTS = {
     "topology": "provider:discloses_network_topology",

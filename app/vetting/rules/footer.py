@@ -1,6 +1,6 @@
 """Compare what the provider's own website shows (facts["footer"]) with the registry.
 
-The "footer" fact (app/services/evidence.py) is the latest scrape of the provider's website: the
+The "footer" fact (app/credentials/evidence.py) is the latest scrape of the provider's website: the
 numbers found on the home page and linked about / licence pages, and the copyright company name, each
 with a reference to the stored page. Without that fact these rules raise nothing.
 """

@@ -1,6 +1,6 @@
 """Compare the official lookups (facts["icp_lookup"], facts["licence_lookup"]) with the registry.
 
-Each fact is the provider's latest completed lookup (app/services/lookups.py): the name that was
+Each fact is the provider's latest completed lookup (app/credentials/lookups.py): the name that was
 queried, when, the records the official system returned and a reference to the stored reply. Without
 a fact these rules raise nothing. Accepted natures, licence statuses, the expiry threshold and the
 business items each offer kind needs are read from vetting.yaml (context.knowledge).
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from datetime import date, datetime
 from typing import Any
 
-from app.localtime import when
+from app.core.clock import when
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.rules._common import fold_name, label, registry
 from app.vetting.rules._sources import joined, number_key, registry_numbers

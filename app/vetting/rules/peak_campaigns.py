@@ -1,6 +1,6 @@
 """Red flag 12 from peak-hour campaigns: throughput at the evening peak far below the off-peak figure.
 
-Reads the "peak_campaigns" fact (app.services.campaigns): the latest finished campaign of each trial
+Reads the "peak_campaigns" fact (app.trials.campaigns): the latest finished campaign of each trial
 server with its stored verdict (benchmarks.yaml peak_min_share). Texts live in app/knowledge/sources.yaml.
 """
 

@@ -1,0 +1,1 @@
+"""Accounts: users, passwords, login throttling, API tokens and login sessions."""

@@ -1,0 +1,742 @@
+"""Procurement cases: store questionnaire answers step by step, advise on them, keep checklist ticks."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from functools import partial
+from itertools import groupby
+from operator import itemgetter
+from typing import Any
+from urllib.parse import urlsplit
+
+import sqlalchemy as sa
+from flask import has_request_context, url_for
+from flask_babel import gettext as _
+from sqlmodel import Session, col, select
+
+from app.advice import checklist, questionnaire
+from app.advice.answers import Answers, WorkloadKind, validate_answers, validate_step
+from app.advice.engine import Advice, advise, confirm_counts, measure_first_counts
+from app.advice.facts import (
+    MEASURED,
+    CheckFacts,
+    FindingFacts,
+    LicenceFacts,
+    Measurement,
+    OfferFacts,
+    ProviderFacts,
+)
+from app.advice.knowledge import load
+from app.advice.ranking import evidence_settings
+from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.versions import VersionedKind, check_version, commit_versioned
+from app.credentials.verdicts import verdicts_of
+from app.models import AuditEntry, Certification, Datacenter, Licence, Offer, Provider
+from app.models.cases import ChecklistTick, ProcurementCase
+from app.models.checks import CheckRun, StoredFinding
+from app.models.enums import CertificationKind
+from app.models.latest_runs import POINTER
+from app.models.trials import BenchRun, RunState
+from app.models.watch import ChangeEvent
+from app.registry import offer_snapshot
+from app.trials.bench_figures import figures_statement, time_reader, typed_value
+from benchmarks.gc_pause import without_gc
+
+logger = logging.getLogger(__name__)
+
+MAX_LIST = 200
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is acting (recorded as owner / ticked_by)."""
+
+    id: int | None
+    name: str
+
+
+# ---------------------------------------------------------------- reading cases
+def get_case(session: Session, *, case_id: int) -> ProcurementCase:
+    """One case, or NotFound."""
+    case = session.get(ProcurementCase, case_id)
+    if case is None:
+        raise NotFound(_("选型案例 %(id)s 不存在", id=case_id), field="id")
+    return case
+
+
+def list_cases(session: Session, *, limit: int = MAX_LIST) -> list[ProcurementCase]:
+    """Cases, most recently changed first."""
+    stmt = select(ProcurementCase).order_by(
+        col(ProcurementCase.updated_at).desc(), col(ProcurementCase.id).desc()
+    )
+    return list(session.exec(stmt.limit(limit)).all())
+
+
+def case_history(session: Session, *, case_id: int) -> list[AuditEntry]:
+    """Audit entries of the case and of its checklist ticks, newest first."""
+    tick_ids = select(ChecklistTick.id).where(ChecklistTick.case_id == case_id)
+    stmt = (
+        select(AuditEntry)
+        .where(
+            sa.or_(
+                sa.and_(AuditEntry.entity == ProcurementCase.__tablename__, AuditEntry.entity_id == case_id),
+                sa.and_(
+                    AuditEntry.entity == ChecklistTick.__tablename__, col(AuditEntry.entity_id).in_(tick_ids)
+                ),
+            )
+        )
+        .order_by(col(AuditEntry.id).desc())
+        .limit(MAX_LIST)
+    )
+    return list(session.exec(stmt).all())
+
+
+def answers_of(case: ProcurementCase) -> Answers:
+    """The validated answers of a complete case."""
+    return validate_answers(case.answers)
+
+
+# ---------------------------------------------------------------- writing cases
+def _default_title(kind: WorkloadKind) -> str:
+    label = load("scenarios")["kinds"][kind.value]["label_zh"]
+    return f"{label} {datetime.now().astimezone():%Y-%m-%d}"
+
+
+def _dump(section: Any) -> dict[str, Any]:
+    return section.model_dump(mode="json", exclude_none=True)
+
+
+CASE_VERSIONS = VersionedKind(
+    ProcurementCase,
+    "案例",
+    "case",
+    lambda case_id: (AuditEntry.entity == ProcurementCase.__tablename__) & (AuditEntry.entity_id == case_id),
+)
+
+
+def _check_version(session: Session, case: ProcurementCase, expected: Any) -> int:
+    return check_version(session, CASE_VERSIONS, case, expected)
+
+
+def _touch(case: ProcurementCase) -> None:
+    case.version += 1
+    case.updated_at = datetime.now(UTC)
+
+
+def _commit(session: Session, *, case_id: int | None = None, expected: int | None = None) -> None:
+    """Commit; a version another writer committed first is a 409."""
+    try:
+        commit_versioned(session, CASE_VERSIONS, case_id, expected)
+    except Exception:
+        session.rollback()
+        raise
+
+
+def start_case(session: Session, *, workload: dict[str, Any], owner: Actor) -> ProcurementCase:
+    """Create a draft case from the questionnaire's first step."""
+    section = validate_step("workload", workload, {})
+    raw = {"workload": _dump(section)}
+    case = ProcurementCase(
+        title=section.title or _default_title(section.kind),
+        workload_kind=section.kind.value,
+        answers=raw,
+        step=questionnaire.neighbour(raw, "workload", 1) or "workload",
+        owner_id=owner.id,
+        owner_name=owner.name,
+    )
+    session.add(case)
+    _commit(session)
+    return case
+
+
+def save_step(
+    session: Session, *, case_id: int, step: str, data: dict[str, Any], version: Any
+) -> ProcurementCase:
+    """Validate one step's section (and the kind rules about it) and store it; the version must match."""
+    case = get_case(session, case_id=case_id)
+    if step not in questionnaire.STEP_KEYS:
+        raise NotFound(_("没有这一步：%(step)s", step=step), field="step")
+    expected = _check_version(session, case, version)
+    data, derived = questionnaire.with_defaults(case.answers, step, data)
+    section = validate_step(step, data, case.answers)
+    raw = questionnaire.with_derived({**case.answers, step: _dump(section)}, step, derived)
+    case.answers = raw
+    if step == "workload":
+        case.workload_kind = section.kind.value  # type: ignore[attr-defined]
+        case.title = section.title or case.title  # type: ignore[attr-defined]
+    case.step = questionnaire.neighbour(raw, step, 1) or step
+    case.complete = case.complete and _is_valid(raw)
+    _touch(case)
+    _commit(session, case_id=case_id, expected=expected)
+    return case
+
+
+def _is_valid(raw: dict[str, Any]) -> bool:
+    try:
+        validate_answers(questionnaire.pruned(raw))
+    except InvalidInput:
+        return False
+    return True
+
+
+def finish_case(session: Session, *, case_id: int, version: Any) -> ProcurementCase:
+    """Validate every answered step together and mark the case complete."""
+    case = get_case(session, case_id=case_id)
+    expected = _check_version(session, case, version)
+    raw = questionnaire.pruned(case.answers)
+    answers = validate_answers(raw)
+    case.answers = answers.model_dump(mode="json", exclude_none=True)
+    case.complete = True
+    case.step = "done"
+    _touch(case)
+    _commit(session, case_id=case_id, expected=expected)
+    return case
+
+
+def create_case(session: Session, *, answers: Any, owner: Actor, title: str | None = None) -> ProcurementCase:
+    """Create a complete case from a whole answers document (API and CLI)."""
+    validated = validate_answers(answers)
+    raw = validated.model_dump(mode="json", exclude_none=True)
+    case = ProcurementCase(
+        title=title or validated.workload.title or _default_title(validated.kind),
+        workload_kind=validated.kind.value,
+        answers=questionnaire.pruned(raw),
+        step="done",
+        complete=True,
+        owner_id=owner.id,
+        owner_name=owner.name,
+    )
+    session.add(case)
+    _commit(session)
+    return case
+
+
+def delete_case(session: Session, *, case_id: int, version: Any) -> None:
+    """Delete a case and its ticks (audited)."""
+    case = get_case(session, case_id=case_id)
+    expected = _check_version(session, case, version)
+    for tick in session.exec(select(ChecklistTick).where(ChecklistTick.case_id == case_id)).all():
+        session.delete(tick)
+    session.delete(case)
+    _commit(session, case_id=case_id, expected=expected)
+
+
+# ---------------------------------------------------------------- registry facts
+def _red_flags() -> dict[str, int | None]:
+    from app.vetting.findings import load_rules
+
+    return {rule_id: rule.red_flag for rule_id, rule in load_rules().items()}
+
+
+Providers = Collection[int] | None  # the providers whose rows to read (None: every provider)
+
+
+def _only(statement: Any, column: Any, providers: Providers) -> Any:
+    """`statement` limited to rows whose `column` names one of `providers` (unchanged for None)."""
+    return statement if providers is None else statement.where(column.in_(sorted(providers)))
+
+
+def _latest_check_ids(providers: Providers = None) -> Any:
+    """The id of each provider's most recent check run (a subquery over the providers' pointer, so it does
+    not grow with the history of daily re-checks)."""
+    return _only(select(POINTER).where(POINTER.is_not(None)), col(Provider.id), providers)
+
+
+def _latest_checks(session: Session, providers: Providers = None) -> dict[int, Any]:
+    """Each provider's most recent check run (id, provider, time, verdict: no ORM objects), in one
+    statement."""
+    columns = (col(CheckRun.id), col(CheckRun.provider_id), col(CheckRun.created_at), col(CheckRun.verdict))
+    statement = sa.select(*columns).where(col(CheckRun.id).in_(_latest_check_ids(providers)))
+    return {row.provider_id: row for row in session.connection().execute(statement)}
+
+
+FINDING_COLUMNS = ("provider_id", "rule_id", "red_flag", "severity", "subject", "message_zh", "message_en")
+
+
+def _latest_findings(session: Session, providers: Providers = None) -> dict[int, list[Any]]:
+    """The findings of each provider's most recent check run (the columns advice reads), in one statement."""
+    table: Any = StoredFinding.__table__
+    stmt = (
+        sa.select(*(table.c[name] for name in FINDING_COLUMNS))
+        .where(table.c.check_run_id.in_(_latest_check_ids(providers)))
+        .order_by(table.c.check_run_id, table.c.position)
+    )
+    found: dict[int, list[Any]] = {}
+    for row in session.connection().execute(stmt):
+        found.setdefault(row.provider_id, []).append(row)
+    return found
+
+
+def _finding_facts(rows: list[Any], flags: dict, link: str | None) -> tuple[FindingFacts, ...]:
+    return tuple(
+        FindingFacts(
+            rule_id=row.rule_id,
+            severity=getattr(row.severity, "value", row.severity),
+            message_zh=row.message_zh,
+            message_en=row.message_en,
+            red_flag=getattr(row, "red_flag", None) or flags.get(row.rule_id),
+            subject=getattr(row, "subject", "") or "",
+            link=link,
+        )
+        for row in rows
+    )
+
+
+def _provider_facts(
+    provider: Any,
+    records: dict[str, list[Any]],
+    today: date,
+    stored: Any,
+    findings: list[Any],
+    flags: dict,
+    link: str | None,
+) -> ProviderFacts:
+    """A provider's facts from its row and its licence and certification rows."""
+    licences = tuple(
+        LicenceFacts.from_record(
+            number_raw=licence.number_raw,
+            business_items=licence.business_items,
+            b11_includes_resource_collab=licence.b11_includes_resource_collab,
+            coverage=licence.coverage,
+            status=licence.status,
+            issued_on=licence.issued_on,
+            expires_on=licence.expires_on,
+        )
+        for licence in records.get("licences", ())
+    )
+    certifications = records.get("certifications", ())
+    current = [c for c in certifications if c.expires_on is None or c.expires_on >= today]
+    iso = any(c.kind == CertificationKind.iso27001 for c in current)
+    levels = [c.level for c in current if c.kind == CertificationKind.dengbao and c.level]
+    check = (
+        CheckFacts(at=stored.created_at, link=link, run_id=stored.id, verdict=stored.verdict)
+        if stored is not None
+        else None
+    )
+    return ProviderFacts(
+        id=provider.id,  # type: ignore[arg-type]
+        name=provider.legal_name,
+        short_name=provider.short_name,
+        status=getattr(provider.status, "value", provider.status),
+        licences=licences,
+        iso27001=iso,
+        dengbao_level=max(levels) if levels else None,
+        certifications_on_record=frozenset(getattr(c.kind, "value", c.kind) for c in certifications),
+        discloses_network=provider.discloses_network_topology,
+        discloses_storage=provider.discloses_storage_config,
+        check=check,
+        findings=_finding_facts(findings, flags, link),
+    )
+
+
+def _default_run_link(run_id: int) -> str | None:
+    """The run's page while a request is served (pages and API); None elsewhere (CLI, PDF)."""
+    if not has_request_context():
+        return None
+    return url_for("web.bench_run", run_id=run_id)
+
+
+def offer_facts(
+    session: Session,
+    *,
+    today: date | None = None,
+    check_link: Callable[[int], str | None] | None = None,
+    run_link: Callable[[int], str | None] | None = None,
+    providers: Providers = None,
+) -> list[OfferFacts]:
+    """Every offer (of `providers` only, when given) with its provider's facts and measurements, in a fixed
+    number of SQL statements, ordered by provider then id.
+
+    `check_link(provider_id)` gives the address of the provider's credential-check page, when there is one;
+    `run_link(run_id)` the address of a benchmark run's page (default: the web page, inside a request).
+    """
+    # Reading the registry allocates hundreds of thousands of objects and frees nothing cyclic: without the
+    # cyclic collector meanwhile, it runs once at the end instead of rescanning the registry (half the time).
+    with without_gc():
+        return _offer_facts_of(session, today or date.today(), check_link, run_link, providers)
+
+
+def _offer_facts_of(
+    session: Session,
+    today: date,
+    check_link: Callable[[int], str | None] | None,
+    run_link: Callable[[int], str | None] | None,
+    only: Providers,
+) -> list[OfferFacts]:
+    records = _registry_rows(session, only)
+    checks, findings = _latest_checks(session, only), _latest_findings(session, only)
+    flags = _red_flags() if findings else {}
+    link = run_link or _default_run_link
+    measured = offer_measurements(session, today=today, run_link=link, providers=only)
+    providers = {row.id: row for row in _table_rows(session, Provider, PROVIDER_COLUMNS, only)}
+    facts: list[OfferFacts] = []
+    pfacts: ProviderFacts | None = None
+    no_measurements: dict[str, Measurement] = {}
+    for row in session.connection().execute(_offers_statement(only)).all():
+        values = dict(zip(OFFER_FIELDS, row, strict=True))
+        provider_id = values.pop("provider_id")
+        if pfacts is None or pfacts.id != provider_id:
+            link = check_link(provider_id) if check_link else None
+            pfacts = _provider_facts(
+                providers[provider_id],
+                records.get(provider_id, {}),
+                today,
+                checks.get(provider_id),
+                findings.get(provider_id, []),
+                flags,
+                link,
+            )
+        values["provider"] = pfacts
+        values["measurements"] = measured.get(values["id"]) or no_measurements
+        facts.append(OfferFacts.of(values))
+    return facts
+
+
+REGISTRY_CHILDREN = {"licences": Licence, "certifications": Certification}
+# The licence columns advice reads (not the stored parse of the number: a JSON column it does not need).
+REGISTRY_COLUMNS = {
+    "licences": (
+        "id",
+        "provider_id",
+        "number_raw",
+        "business_items",
+        "b11_includes_resource_collab",
+        "coverage",
+        "status",
+        "issued_on",
+        "expires_on",
+    ),
+}
+PROVIDER_COLUMNS = (
+    "id",
+    "legal_name",
+    "short_name",
+    "status",
+    "discloses_network_topology",
+    "discloses_storage_config",
+)
+# OfferFacts fields read straight from an offer column (stored as plain strings, enums included).
+OFFER_COLUMNS = (
+    "id",
+    "name",
+    "offer_kind",
+    "gpu_model",
+    "gpus_per_node",
+    "gpu_memory_gb",
+    "intranet_gbps",
+    "rdma_type",
+    "rdma_gbps",
+    "public_mbps",
+    "bandwidth_type",
+    "storage_type",
+    "storage_capacity_gb",
+    "nominal_iops",
+    "price_gpu_hour_cny",
+    "price_month_cny",
+)
+DATACENTER_COLUMNS = {"datacenter_name": "name", "datacenter_province": "province", "datacenter_city": "city"}
+OFFER_FIELDS = ("provider_id", *OFFER_COLUMNS, *DATACENTER_COLUMNS)
+
+
+def _offers_statement(providers: Providers = None) -> Any:
+    """Every offer (the columns advice reads) with its own provider's datacenter, by provider then id."""
+    offer: Any = Offer.__table__
+    datacenter: Any = Datacenter.__table__
+    joined = offer.outerjoin(
+        datacenter,
+        sa.and_(datacenter.c.id == offer.c.datacenter_id, datacenter.c.provider_id == offer.c.provider_id),
+    )
+    columns = [offer.c.provider_id, *(offer.c[name] for name in OFFER_COLUMNS)]
+    columns += [datacenter.c[name] for name in DATACENTER_COLUMNS.values()]
+    statement = sa.select(*columns).select_from(joined).order_by(offer.c.provider_id, offer.c.id)
+    return _only(statement, offer.c.provider_id, providers)
+
+
+def _table_rows(
+    session: Session, model: Any, columns: tuple[str, ...] | None = None, providers: Providers = None
+) -> list[Any]:
+    """Every row of a model's table (or `columns` of it; of `providers` only, when given) as plain rows in
+    id order (no ORM objects)."""
+    table = model.__table__
+    selected = [table.c[name] for name in columns] if columns else [table]
+    owner = table.c.id if model is Provider else table.c.provider_id
+    statement = _only(sa.select(*selected).order_by(table.c.id), owner, providers)
+    return session.connection().execute(statement).all()
+
+
+def _registry_rows(session: Session, providers: Providers = None) -> dict[int, dict[str, list[Any]]]:
+    """Licences and certifications by provider id: one statement per table."""
+    grouped: dict[int, dict[str, list[Any]]] = {}
+    for name, model in REGISTRY_CHILDREN.items():
+        for row in _table_rows(session, model, REGISTRY_COLUMNS.get(name), providers):
+            grouped.setdefault(row.provider_id, {}).setdefault(name, []).append(row)
+    return grouped
+
+
+# ---------------------------------------------------------------- measurements from benchmark runs
+RUNS_PER_OFFER = 3  # the latest successful runs of an offer that may supply its figures
+
+
+def _recent_run_ids(providers: Providers = None) -> Any:
+    """Ids of the latest RUNS_PER_OFFER successful runs of every offer (of `providers` only, when given)."""
+    when = sa.func.coalesce(col(BenchRun.finished_at), col(BenchRun.created_at))
+    numbered = select(
+        col(BenchRun.id).label("id"),
+        sa.func.row_number()
+        .over(partition_by=col(BenchRun.offer_id), order_by=(when.desc(), col(BenchRun.id).desc()))
+        .label("n"),
+    ).where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None))
+    if providers is not None:  # the offers' providers (a run's offer belongs to the run's provider)
+        offers = _only(select(col(Offer.id)), col(Offer.provider_id), providers)
+        numbered = numbered.where(col(BenchRun.offer_id).in_(offers))
+    ranked = numbered.subquery()
+    return select(ranked.c.id).where(ranked.c.n <= RUNS_PER_OFFER)
+
+
+def _preference(row: Any, stale_before: date) -> tuple[bool, bool, datetime, int]:
+    """Fresh before stale; within an age band a run gpuvet executed before an uploaded one; then newest."""
+    at = row[-1]
+    return at.date() >= stale_before, row[7] != "uploaded", at.replace(tzinfo=None), row[6]
+
+
+def offer_measurements(
+    session: Session,
+    *,
+    today: date,
+    run_link: Callable[[int], str | None] | None = None,
+    providers: Providers = None,
+) -> dict[int, dict[str, Measurement]]:
+    """Measured figures per offer id: each figure from the most trusted recent run that measured it.
+
+    One statement over the bench_figure columns of the recent runs: no sample JSON is decoded.
+    """
+    stale_before = today - timedelta(days=evidence_settings()["stale_after_days"])
+    connection = session.connection()
+    read_time = time_reader(connection.dialect)
+    rows = [
+        (*row[:-1], read_time(row[-1]))
+        for row in connection.execute(figures_statement(_recent_run_ids(providers), connection.dialect))
+    ]
+    links: dict[int, str | None] = {}
+    measured: dict[int, dict[str, Measurement]] = {}
+    for offer_id, group in groupby(rows, key=itemgetter(0)):
+        offer_rows = list(group)
+        first_run = offer_rows[0][6]
+        if any(row[6] != first_run for row in offer_rows):  # several runs: the most trusted one first
+            offer_rows.sort(key=lambda row: _preference(row, stale_before), reverse=True)
+        figures: dict[str, Measurement] = {}
+        for _offer, key, number, text, unit, note, run_id, origin, at in offer_rows:
+            if key in figures:
+                continue
+            link = links.get(run_id, MISSING)
+            if link is MISSING:
+                link = links[run_id] = run_link(run_id) if run_link else None
+            figures[key] = Measurement.of(
+                {
+                    "value": typed_value(key, number, text),
+                    "unit": unit,
+                    "source": MEASURED,
+                    "link": link,
+                    "at": at,
+                    "note": note,
+                    "run_id": run_id,
+                    "origin": origin or "executed",
+                }
+            )
+        measured[offer_id] = figures
+    return measured
+
+
+MISSING: Any = object()
+
+
+# ---------------------------------------------------------------- freshness
+def evidence_since(session: Session, *, case: ProcurementCase) -> dict[str, int]:
+    """Runs (executed or uploaded) and check runs that changed something since the case was saved.
+
+    A check run counts when it is the provider's first or recorded a change (a finding added or cleared, a
+    severity or verdict changed): the daily re-check that finds what it found yesterday is not new evidence.
+    One statement.
+    """
+    since = case.updated_at
+    finished = col(BenchRun.finished_at)
+    landed = sa.or_(finished > since, sa.and_(finished.is_(None), col(BenchRun.created_at) > since))
+    runs = (
+        sa.select(sa.func.count())
+        .select_from(BenchRun)
+        .where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None), landed)
+        .scalar_subquery()
+    )
+    # runs that recorded a change: found through the events' own time (indexed; events are few)
+    changed = (
+        sa.select(sa.func.count(sa.distinct(ChangeEvent.check_run_id)))
+        .where(col(ChangeEvent.created_at) > since, col(ChangeEvent.check_run_id).is_not(None))
+        .scalar_subquery()
+    )
+    # providers checked for the first time: one index seek per provider, however many runs there are
+    earlier: Any = sa.orm.aliased(CheckRun)
+    first_id = (
+        sa.select(sa.func.min(earlier.id))
+        .where(earlier.provider_id == Provider.id)
+        .correlate(Provider)
+        .scalar_subquery()
+    )
+    first = (
+        sa.select(sa.func.count())
+        .select_from(Provider)
+        .join(CheckRun, col(CheckRun.id) == first_id)
+        .where(col(CheckRun.created_at) > since)
+        .correlate(None)
+        .scalar_subquery()
+    )
+    run_count, changed_count, first_count = session.execute(sa.select(runs, changed, first)).one()
+    return {"runs": int(run_count or 0), "check_runs": int(changed_count or 0) + int(first_count or 0)}
+
+
+def resave_case(session: Session, *, case_id: int, version: Any) -> ProcurementCase:
+    """Save a complete case again, unchanged, so that it stands on the evidence there is now."""
+    case = get_case(session, case_id=case_id)
+    expected = _check_version(session, case, version)
+    _touch(case)
+    _commit(session, case_id=case_id, expected=expected)
+    return case
+
+
+# ---------------------------------------------------------------- advice and checklist
+def ticks_of(session: Session, *, case_id: int) -> list[checklist.Tick]:
+    """The case's hand ticks."""
+    rows = session.exec(select(ChecklistTick).where(ChecklistTick.case_id == case_id)).all()
+    return [
+        checklist.Tick(
+            item_key=row.item_key,
+            provider_id=row.provider_id,
+            done=row.done,
+            by=row.ticked_by,
+            at=row.ticked_at,
+            comment=row.comment,
+            evidence_url=row.evidence_url,
+        )
+        for row in rows
+    ]
+
+
+def advise_answers(session: Session, *, answers: Answers, today: date | None = None) -> Advice:
+    """Advice for answers that are not stored (the CLI, the API's answers check)."""
+    today = today or date.today()
+    advice = advise(answers, offer_snapshot.offer_table(session, today=today), today=today)
+    advice.read_verdicts = partial(verdicts_of, session)
+    return advice
+
+
+def advise_case(
+    session: Session,
+    *,
+    case_id: int,
+    today: date | None = None,
+    check_link: Callable[[int], str | None] | None = None,
+    run_link: Callable[[int], str | None] | None = None,
+) -> Advice:
+    """Advice for a stored, complete case (its hand ticks included)."""
+    case = get_case(session, case_id=case_id)
+    if not case.complete:
+        step = questionnaire.first_invalid(case.answers) or case.step
+        raise InvalidInput(
+            f"问卷尚未完成，请先完成“{step}”一步"
+            f" (the questionnaire is not finished; continue at step {step})",
+            field="step",
+        )
+    today = today or date.today()
+    offers = offer_snapshot.offer_table(session, today=today, check_link=check_link, run_link=run_link)
+    advice = advise(answers_of(case), offers, today=today, ticks=ticks_of(session, case_id=case_id))
+    advice.read_verdicts = partial(verdicts_of, session)  # afresh: lookups and footers are not in the table
+    return advice
+
+
+def provider_checklist(
+    advice: Advice, *, provider_id: int, ticks: list[checklist.Tick]
+) -> list[checklist.Entry]:
+    """A case's checklist for one provider, auto-ticked from that provider's findings and measurements."""
+    own = advice.ranked.of_provider(provider_id)
+    if not own:
+        raise NotFound(_("供应商 %(id)s 没有可评估的套餐", id=provider_id), field="provider_id")
+    offers = [a.offer for a in own]
+    office_rtts = [a.office_rtt_ms for a in own if a.office_rtt_ms]
+    extra = {"office_rtt_ms": min(office_rtts)} if office_rtts else {}
+    return checklist.build(
+        advice.needs,
+        provider=offers[0].provider,
+        offers=offers,
+        ticks=ticks,
+        extra_values=extra,
+        measure_first=measure_first_counts(own),
+        to_confirm=confirm_counts(own),
+    )
+
+
+def _clean_url(value: Any) -> str | None:
+    text = (value or "").strip() if isinstance(value, str) else None
+    if not text:
+        return None
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc or len(text) > 500:
+        raise InvalidInput(
+            "证据链接须为 http(s):// 开头、不超过 500 字符的网址"
+            " (evidence link must be an http(s) URL up to 500 characters)",
+            field="evidence_url",
+        )
+    return text
+
+
+def tick_item(
+    session: Session,
+    *,
+    case_id: int,
+    item_key: str,
+    provider_id: int | None,
+    done: bool,
+    comment: str,
+    evidence_url: str | None,
+    actor: Actor,
+) -> ChecklistTick:
+    """Tick (or untick) a checklist item by hand, recording who, when, why and the evidence link."""
+    case = get_case(session, case_id=case_id)
+    errors = []
+    if item_key not in checklist.item_keys():
+        errors.append(FieldError("item_key", _("没有这一核查项：%(key)s", key=item_key)))
+    comment = (comment or "").strip()
+    if done and not comment:
+        errors.append(FieldError("comment", _("手动打勾须写明依据")))
+    if len(comment) > 2000:
+        errors.append(FieldError("comment", _("说明不超过 %(most)s 字", most=2000)))
+    try:
+        url = _clean_url(evidence_url)
+    except InvalidInput as exc:
+        errors.extend(exc.errors)
+        url = None
+    if provider_id is not None and session.get(Provider, provider_id) is None:
+        errors.append(FieldError("provider_id", _("供应商 %(id)s 不存在", id=provider_id)))
+    if errors:
+        raise InvalidInput(errors)
+    tick = session.exec(
+        select(ChecklistTick).where(
+            ChecklistTick.case_id == case.id,
+            ChecklistTick.item_key == item_key,
+            ChecklistTick.provider_id == provider_id
+            if provider_id is not None
+            else col(ChecklistTick.provider_id).is_(None),
+        )
+    ).first()
+    if tick is None:
+        tick = ChecklistTick(case_id=case.id, item_key=item_key, provider_id=provider_id)  # type: ignore[arg-type]
+        session.add(tick)
+    tick.done = done
+    tick.comment = comment
+    tick.evidence_url = url
+    tick.ticked_by_id = actor.id
+    tick.ticked_by = actor.name
+    tick.ticked_at = datetime.now(UTC)
+    _commit(session)
+    return tick

@@ -1,0 +1,35 @@
+"""Import every module of a package, so that modules register themselves (tables, routes, commands)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from types import ModuleType
+
+
+def import_submodules(package_name: str, *, skip: tuple[str, ...] = ()) -> list[ModuleType]:
+    """Import each direct submodule of `package_name` (in name order) and return them."""
+    package = importlib.import_module(package_name)
+    modules = []
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda info: info.name):
+        if info.name.startswith("_") or info.name in skip:
+            continue
+        modules.append(importlib.import_module(f"{package_name}.{info.name}"))
+    return modules
+
+
+# The domain packages, whose modules register fact sources, job kinds and event handlers when imported.
+DOMAIN_PACKAGES = (
+    "app.accounts",
+    "app.registry",
+    "app.credentials",
+    "app.trials",
+    "app.cases",
+    "app.disclosure",
+    "app.notify",
+)
+
+
+def import_domains() -> list[ModuleType]:
+    """Import every module of every domain package, so that each registers what it offers."""
+    return [module for package in DOMAIN_PACKAGES for module in import_submodules(package)]

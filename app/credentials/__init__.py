@@ -1,0 +1,1 @@
+"""Credential checks: facts, rule runs, verdicts, per-item verification, evidence, lookups, watch."""

@@ -1,0 +1,273 @@
+"""Report exports: render a report to PDF, number it, and keep a record an auditor can check."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from flask_babel import gettext as _
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import defer
+from sqlmodel import Session, col, func, select
+
+from app.core import clock as localtime
+from app.core.errors import Conflict, InvalidInput, NotFound
+from app.credentials.compare_runs import previous_export
+from app.models.reports import ExportRecord, ReportKind
+from app.reports.assemble import provider_inputs, snapshot_sha256
+from app.reports.labels import LANGUAGES
+from app.reports.pdf import PdfRenderer
+from app.reports.render import REPORT_KINDS, render_html, render_pdf
+
+logger = logging.getLogger(__name__)
+
+NUMBER_PREFIX = "GV"
+NUMBER_ATTEMPTS = 3  # two exports racing for the same number: the loser renders again with the next one
+CASES_MODULE = "app.cases.cases"
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who exports: the user's id (None from the command line) and name."""
+
+    id: int | None
+    name: str
+
+
+def parse_language(value: Any) -> str:
+    """A report language code (zh or en); anything else is an InvalidInput naming the field."""
+    text = (value or "zh").strip().lower() if isinstance(value, str) else value
+    if text not in LANGUAGES:
+        raise InvalidInput(_("报告语言须为 %(accepted)s", accepted=" / ".join(LANGUAGES)), field="lang")
+    return text
+
+
+def format_number(year: int, seq: int) -> str:
+    """The printed report number, e.g. GV-2026-000123."""
+    return f"{NUMBER_PREFIX}-{year}-{seq:06d}"
+
+
+def _next_seq(session: Session, year: int) -> int:
+    current = session.exec(select(func.max(ExportRecord.seq)).where(ExportRecord.year == year)).one()
+    return (current or 0) + 1
+
+
+def _meta(
+    number: str | None, now: datetime, author: Author, language: str, inputs_sha: str
+) -> dict[str, Any]:
+    return {
+        "number": number,
+        "created_at": now.isoformat(),
+        "author": author.name,
+        "language": language,
+        "inputs_sha256": inputs_sha,
+    }
+
+
+def _earlier_export(session: Session, provider_id: int, now: datetime) -> dict[str, str] | None:
+    """The provider's latest report exported before `now` (same day too), for the change section's wording."""
+    record = previous_export(session, provider_id, before=now)
+    if record is None:
+        return None
+    return {"number": record.number, "created_at": localtime.aware(record.created_at).isoformat()}
+
+
+def _verdict(inputs: dict[str, Any]) -> str | None:
+    checks = inputs.get("sources", {}).get("checks") or {}
+    return (checks.get("data") or {}).get("verdict") if checks.get("status") == "ok" else None
+
+
+def _export(
+    session: Session,
+    *,
+    kind: ReportKind,
+    subject_id: int,
+    subject_name: str,
+    provider_id: int | None,
+    inputs: dict[str, Any],
+    language: str,
+    author: Author,
+    renderer: PdfRenderer,
+    now: datetime,
+) -> ExportRecord:
+    """Number, render and store one export; retried when another export took the number meanwhile."""
+    inputs_sha = snapshot_sha256(inputs)
+    for _attempt in range(NUMBER_ATTEMPTS):
+        seq = _next_seq(session, now.year)
+        number = format_number(now.year, seq)
+        meta = _meta(number, now, author, language, inputs_sha)
+        if provider_id is not None and kind is ReportKind.provider:
+            meta["earlier_export"] = _earlier_export(session, provider_id, now)
+        pdf = render_pdf(renderer, kind.value, inputs, meta, language)
+        record = ExportRecord(
+            number=number,
+            year=now.year,
+            seq=seq,
+            kind=kind.value,
+            subject_id=subject_id,
+            subject_name=subject_name[:200],
+            provider_id=provider_id,
+            language=language,
+            created_by_id=author.id,
+            created_by=author.name[:60],
+            created_at=now,
+            verdict=_verdict(inputs),
+            pages=pdf.pages,
+            size_bytes=len(pdf.data),
+            sha256=hashlib.sha256(pdf.data).hexdigest(),
+            inputs_sha256=inputs_sha,
+            inputs_json={"meta": meta, "inputs": inputs},
+            pdf_bytes=pdf.data,
+        )
+        session.add(record)
+        try:
+            session.commit()
+        except IntegrityError:
+            session.rollback()
+            logger.info("report number %s was taken meanwhile; trying the next", number)
+            continue
+        logger.info(
+            "exported %s report %s (%d pages, %d bytes)", kind.value, number, pdf.pages, len(pdf.data)
+        )
+        return record
+    raise Conflict(_("报告编号冲突，请重试"), field="number")
+
+
+def export_provider_report(
+    session: Session,
+    *,
+    provider_id: int,
+    language: Any,
+    author: Author,
+    renderer: PdfRenderer,
+    now: datetime | None = None,
+) -> ExportRecord:
+    """Render the provider's vetting report to PDF and store the export record (raises NotFound)."""
+    language = parse_language(language)
+    now = now or datetime.now(UTC)
+    inputs = provider_inputs(session, provider_id=provider_id, today=now.astimezone().date())
+    return _export(
+        session,
+        kind=ReportKind.provider,
+        subject_id=provider_id,
+        subject_name=inputs["provider"]["legal_name"],
+        provider_id=provider_id,
+        inputs=inputs,
+        language=language,
+        author=author,
+        renderer=renderer,
+        now=now,
+    )
+
+
+def provider_report_html(
+    session: Session, *, provider_id: int, language: Any, author: Author, toolbar: Any = None
+) -> str:
+    """The provider report as an HTML page, rendered now (a preview: no number, nothing stored)."""
+    language = parse_language(language)
+    now = datetime.now(UTC)
+    inputs = provider_inputs(session, provider_id=provider_id, today=now.astimezone().date())
+    meta = _meta(None, now, author, language, snapshot_sha256(inputs))
+    meta["earlier_export"] = _earlier_export(session, provider_id, now)
+    return render_html("provider", inputs, meta, language, screen=True, toolbar=toolbar)
+
+
+def export_html(record: ExportRecord, *, toolbar: Any = None) -> str:
+    """An export shown as HTML, rendered from its stored snapshot: the same content as its PDF."""
+    snapshot = record.inputs_json
+    meta = snapshot["meta"]
+    return render_html(record.kind, snapshot["inputs"], meta, meta["language"], screen=True, toolbar=toolbar)
+
+
+def cases_available() -> bool:
+    """Whether procurement cases exist in this installation (the case report needs them)."""
+    try:
+        return "case" in REPORT_KINDS and importlib.util.find_spec(CASES_MODULE) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def list_exports(
+    session: Session, *, kind: ReportKind | str, subject_id: int, limit: int = 200
+) -> list[ExportRecord]:
+    """Exports of one provider or case, newest first, without loading their PDFs."""
+    return list(
+        session.exec(
+            select(ExportRecord)
+            .where(ExportRecord.kind == str(kind), ExportRecord.subject_id == subject_id)
+            .options(defer(ExportRecord.pdf_bytes), defer(ExportRecord.inputs_json))  # type: ignore[arg-type]
+            .order_by(col(ExportRecord.id).desc())
+            .limit(limit)
+        ).all()
+    )
+
+
+def get_export(session: Session, *, export_id: int) -> ExportRecord:
+    """One export with its PDF, or NotFound."""
+    record = session.get(ExportRecord, export_id)
+    if record is None:
+        raise NotFound(_("报告导出记录 %(id)s 不存在", id=export_id), field="id")
+    return record
+
+
+def find_export(session: Session, *, number: str) -> ExportRecord:
+    """An export by its printed number (e.g. GV-2026-000123), or NotFound."""
+    record = session.exec(select(ExportRecord).where(ExportRecord.number == number.strip().upper())).first()
+    if record is None:
+        raise NotFound(_("报告编号 %(number)s 不存在", number=number), field="number")
+    return record
+
+
+def verify_export(record: ExportRecord) -> bool:
+    """Whether the stored PDF still has the SHA-256 recorded when it was exported."""
+    return hashlib.sha256(record.pdf_bytes).hexdigest() == record.sha256
+
+
+def _case_inputs(session: Session, case_id: int, now: datetime) -> dict[str, Any]:
+    if not cases_available():
+        raise NotFound(_("选型案例功能尚未启用"), field="case_id")
+    from app.reports.assemble import case_inputs
+
+    return case_inputs(session, case_id=case_id, today=now.astimezone().date())
+
+
+def export_case_report(
+    session: Session,
+    *,
+    case_id: int,
+    language: Any,
+    author: Author,
+    renderer: PdfRenderer,
+    now: datetime | None = None,
+) -> ExportRecord:
+    """Render a complete procurement case's report to PDF and store the export record."""
+    language = parse_language(language)
+    now = now or datetime.now(UTC)
+    inputs = _case_inputs(session, case_id, now)
+    return _export(
+        session,
+        kind=ReportKind.case,
+        subject_id=case_id,
+        subject_name=inputs["case"]["title"],
+        provider_id=None,
+        inputs=inputs,
+        language=language,
+        author=author,
+        renderer=renderer,
+        now=now,
+    )
+
+
+def case_report_html(
+    session: Session, *, case_id: int, language: Any, author: Author, toolbar: Any = None
+) -> str:
+    """The case report as an HTML page, rendered now (a preview: no number, nothing stored)."""
+    language = parse_language(language)
+    now = datetime.now(UTC)
+    inputs = _case_inputs(session, case_id, now)
+    meta = _meta(None, now, author, language, snapshot_sha256(inputs))
+    return render_html("case", inputs, meta, language, screen=True, toolbar=toolbar)
