@@ -47,7 +47,7 @@ from app.advice.facts import (  # noqa: E402
     ProviderFacts,
 )
 from app.advice.offer_table import OfferTable  # noqa: E402
-from app.vetting.provinces import lookup as province_lookup  # noqa: E402
+from app.core.provinces import lookup as province_lookup  # noqa: E402
 from benchmarks.gc_pause import without_gc  # noqa: E402
 
 TARGET_MS = 100.0

@@ -27,8 +27,8 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 from bs4 import BeautifulSoup, CData, NavigableString, Tag
 from flask_babel import gettext as _
 
+from app.core import provinces
 from app.vetting import identifiers as ids
-from app.vetting import provinces
 from scrapers import charset
 from scrapers.http import FetchError
 

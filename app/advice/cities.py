@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from app.advice.knowledge import load
-from app.vetting import provinces
+from app.core import provinces
 
 EARTH_RADIUS_KM = 6371.0
 # Suffixes people add to a city name; "贵安新区" is an alias in the table, not a suffix rule.

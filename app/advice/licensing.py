@@ -15,7 +15,7 @@ from datetime import date
 from app.advice import cities
 from app.advice.facts import LicenceFacts
 from app.advice.reasons import Reason
-from app.vetting import provinces
+from app.core import provinces
 
 IDC_ITEM = "B11"
 VALID_STATUS = "正常"

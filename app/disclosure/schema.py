@@ -18,6 +18,7 @@ from typing import Any, Literal, Optional
 from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.core import provinces
 from app.models.enums import (
     BandwidthType,
     CertificationKind,
@@ -35,7 +36,6 @@ from app.models.fields import (
     website_url,
 )
 from app.models.provider import CertificationBase, DatacenterBase, FilingBase, LicenceBase, OfferBase
-from app.vetting import provinces
 from app.vetting.identifiers import Identifier, identify, parse_uscc
 
 AnswerState = Literal["answered", "declined", "unanswered"]

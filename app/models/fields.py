@@ -82,7 +82,7 @@ def split_list(value: Any) -> Any:
 
 def resolve_province_name(value: Any) -> Any:
     """Map a province name, abbreviation (aliases too) or code to its canonical short name."""
-    from app.vetting.provinces import lookup as resolve_province
+    from app.core.provinces import lookup as resolve_province
 
     value = blank_to_none(value)
     if value is None or not isinstance(value, str):

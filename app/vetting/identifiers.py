@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from app.vetting import provinces
-from app.vetting.provinces import Province
+from app.core import provinces
+from app.core.provinces import Province
 
 Kind = Literal["licence", "icp_filing", "icp_licence", "psb_filing", "uscc", "unknown"]
 

@@ -13,11 +13,11 @@ from app.accounts.auth import role_required
 from app.core import jobs
 from app.core.db import get_session
 from app.core.errors import InvalidInput, ServiceError
+from app.core.provinces import PROVINCES
 from app.credentials import checks
 from app.credentials.verdicts import verdicts_of
 from app.models.enums import Role
 from app.models.jobs import JobState
-from app.vetting.provinces import PROVINCES
 from app.web import bp
 from app.web.credentials import (
     SEVERITY_COLOURS,

@@ -20,9 +20,9 @@ from pydantic_core import PydanticUndefined
 from werkzeug.datastructures import MultiDict
 
 from app.core.errors import FieldError
+from app.core.provinces import PROVINCES
 from app.models.fields import blank_to_none
 from app.models.io import CertificationIn, DatacenterIn, FilingIn, LicenceIn, OfferIn, ProviderCreate
-from app.vetting.provinces import PROVINCES
 from app.web import labels
 
 Choices = Callable[[Any], Iterable[tuple[str, Any]]]

@@ -11,13 +11,13 @@ from flask_babel import lazy_gettext as _l
 from app.accounts.auth import role_required
 from app.core.db import get_session
 from app.core.errors import Conflict, FieldError, InvalidInput
+from app.core.provinces import PROVINCES
 from app.credentials.verdicts import verdict_of, verdicts_of
 from app.credentials.verification import by_subject
 from app.models import Provider
 from app.models.enums import Role
 from app.registry import providers as service
 from app.vetting.identifiers import identify
-from app.vetting.provinces import PROVINCES
 from app.vetting.subjects import findings_by_record, record_numbers
 from app.web import bp
 from app.web.forms import (

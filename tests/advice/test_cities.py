@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.advice import cities
-from app.vetting.provinces import PROVINCES
+from app.core.provinces import PROVINCES
 
 IDC_HUBS = ["乌兰察布", "庆阳", "中卫", "贵安", "张家口", "廊坊", "芜湖", "韶关", "和林格尔"]
 

@@ -9,11 +9,11 @@ from urllib.parse import urlparse
 import pytest
 
 from app.core.errors import Conflict
+from app.core.provinces import lookup
 from app.models.enums import BandwidthType, OfferKind, StorageType
 from app.registry import demo
 from app.registry.providers import ProviderQuery, list_providers
 from app.vetting.identifiers import identify
-from app.vetting.provinces import lookup
 
 
 @pytest.fixture

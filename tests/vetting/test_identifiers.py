@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from app.core.provinces import PROVINCES
 from app.vetting import identifiers
 from app.vetting.identifiers import (
     MESSAGES,
@@ -22,7 +23,6 @@ from app.vetting.identifiers import (
     parse_psb_filing,
     parse_uscc,
 )
-from app.vetting.provinces import PROVINCES
 
 FIXED_TODAY = datetime.date(2025, 6, 1)
 

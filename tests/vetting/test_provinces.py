@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from app.vetting.provinces import (
+from app.core.provinces import (
     ABBREVIATIONS,
     PROVINCES,
     Province,

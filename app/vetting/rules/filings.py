@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from app.vetting import provinces
+from app.core import provinces
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.rules._common import finding, fold_name, joined, number_of, parsed, registry
 

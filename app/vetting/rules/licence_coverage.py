@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from app.vetting import provinces
+from app.core import provinces
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.rules._common import finding, joined, licences_proper, number_of, parsed, registry
 
