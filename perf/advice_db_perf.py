@@ -47,7 +47,7 @@ from app.models import Datacenter, Filing, Licence, Offer, Provider, latest_runs
 from app.models.checks import CheckRun, StoredFinding  # noqa: E402
 from app.models.trials import BenchRun, BenchStep, TrialServer  # noqa: E402
 from app.registry import offer_snapshot  # noqa: E402
-from app.trials import bench_figures  # noqa: E402
+from app.trials import bench_figures, measurements  # noqa: E402
 from perf.advice_perf import build_table  # noqa: E402
 from perf.registry_perf import _rows  # noqa: E402
 
@@ -196,7 +196,7 @@ def _median_ms(action: Any, runs: int) -> tuple[float, float]:
 
 def measurements_from_samples(session: Session) -> dict[int, dict[str, Any]]:
     """Figures of the recent runs decoded from sample JSON (the reading that bench_figure replaced)."""
-    recent = cases._recent_run_ids()
+    recent = measurements.recent_run_ids()
     runs = {
         row.id: row
         for row in session.execute(

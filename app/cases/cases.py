@@ -5,10 +5,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from functools import partial
-from itertools import groupby
-from operator import itemgetter
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,7 +28,6 @@ from app.advice.facts import (
     ProviderFacts,
 )
 from app.advice.knowledge import load
-from app.advice.ranking import evidence_settings
 from app.core.errors import FieldError, InvalidInput, NotFound
 from app.core.versions import VersionedKind, check_version, commit_versioned
 from app.credentials.verdicts import verdicts_of
@@ -38,11 +35,11 @@ from app.models import AuditEntry, Certification, Datacenter, Licence, Offer, Pr
 from app.models.cases import ChecklistTick, ProcurementCase
 from app.models.checks import CheckRun, StoredFinding
 from app.models.enums import CertificationKind
-from app.models.latest_runs import POINTER
+from app.models.latest_runs import latest_run_ids
 from app.models.trials import BenchRun, RunState
 from app.models.watch import ChangeEvent
 from app.registry import offer_snapshot
-from app.trials.bench_figures import figures_statement, time_reader, typed_value
+from app.trials.measurements import counting_runs
 from benchmarks.gc_pause import without_gc
 
 logger = logging.getLogger(__name__)
@@ -239,17 +236,11 @@ def _only(statement: Any, column: Any, providers: Providers) -> Any:
     return statement if providers is None else statement.where(column.in_(sorted(providers)))
 
 
-def _latest_check_ids(providers: Providers = None) -> Any:
-    """The id of each provider's most recent check run (a subquery over the providers' pointer, so it does
-    not grow with the history of daily re-checks)."""
-    return _only(select(POINTER).where(POINTER.is_not(None)), col(Provider.id), providers)
-
-
 def _latest_checks(session: Session, providers: Providers = None) -> dict[int, Any]:
     """Each provider's most recent check run (id, provider, time, verdict: no ORM objects), in one
     statement."""
     columns = (col(CheckRun.id), col(CheckRun.provider_id), col(CheckRun.created_at), col(CheckRun.verdict))
-    statement = sa.select(*columns).where(col(CheckRun.id).in_(_latest_check_ids(providers)))
+    statement = sa.select(*columns).where(col(CheckRun.id).in_(latest_run_ids(providers)))
     return {row.provider_id: row for row in session.connection().execute(statement)}
 
 
@@ -261,7 +252,7 @@ def _latest_findings(session: Session, providers: Providers = None) -> dict[int,
     table: Any = StoredFinding.__table__
     stmt = (
         sa.select(*(table.c[name] for name in FINDING_COLUMNS))
-        .where(table.c.check_run_id.in_(_latest_check_ids(providers)))
+        .where(table.c.check_run_id.in_(latest_run_ids(providers)))
         .order_by(table.c.check_run_id, table.c.position)
     )
     found: dict[int, list[Any]] = {}
@@ -477,31 +468,6 @@ def _registry_rows(session: Session, providers: Providers = None) -> dict[int, d
 
 
 # ---------------------------------------------------------------- measurements from benchmark runs
-RUNS_PER_OFFER = 3  # the latest successful runs of an offer that may supply its figures
-
-
-def _recent_run_ids(providers: Providers = None) -> Any:
-    """Ids of the latest RUNS_PER_OFFER successful runs of every offer (of `providers` only, when given)."""
-    when = sa.func.coalesce(col(BenchRun.finished_at), col(BenchRun.created_at))
-    numbered = select(
-        col(BenchRun.id).label("id"),
-        sa.func.row_number()
-        .over(partition_by=col(BenchRun.offer_id), order_by=(when.desc(), col(BenchRun.id).desc()))
-        .label("n"),
-    ).where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None))
-    if providers is not None:  # the offers' providers (a run's offer belongs to the run's provider)
-        offers = _only(select(col(Offer.id)), col(Offer.provider_id), providers)
-        numbered = numbered.where(col(BenchRun.offer_id).in_(offers))
-    ranked = numbered.subquery()
-    return select(ranked.c.id).where(ranked.c.n <= RUNS_PER_OFFER)
-
-
-def _preference(row: Any, stale_before: date) -> tuple[bool, bool, datetime, int]:
-    """Fresh before stale; within an age band a run gpuvet executed before an uploaded one; then newest."""
-    at = row[-1]
-    return at.date() >= stale_before, row[7] != "uploaded", at.replace(tzinfo=None), row[6]
-
-
 def offer_measurements(
     session: Session,
     *,
@@ -509,44 +475,28 @@ def offer_measurements(
     run_link: Callable[[int], str | None] | None = None,
     providers: Providers = None,
 ) -> dict[int, dict[str, Measurement]]:
-    """Measured figures per offer id: each figure from the most trusted recent run that measured it.
-
-    One statement over the bench_figure columns of the recent runs: no sample JSON is decoded.
-    """
-    stale_before = today - timedelta(days=evidence_settings()["stale_after_days"])
-    connection = session.connection()
-    read_time = time_reader(connection.dialect)
-    rows = [
-        (*row[:-1], read_time(row[-1]))
-        for row in connection.execute(figures_statement(_recent_run_ids(providers), connection.dialect))
-    ]
+    """Measured figures per offer id: each figure from the run that counts (app.trials.measurements)."""
     links: dict[int, str | None] = {}
     measured: dict[int, dict[str, Measurement]] = {}
-    for offer_id, group in groupby(rows, key=itemgetter(0)):
-        offer_rows = list(group)
-        first_run = offer_rows[0][6]
-        if any(row[6] != first_run for row in offer_rows):  # several runs: the most trusted one first
-            offer_rows.sort(key=lambda row: _preference(row, stale_before), reverse=True)
-        figures: dict[str, Measurement] = {}
-        for _offer, key, number, text, unit, note, run_id, origin, at in offer_rows:
-            if key in figures:
-                continue
-            link = links.get(run_id, MISSING)
+    for offer_id, figures in counting_runs(session, today=today, providers=providers).items():
+        offer_figures: dict[str, Measurement] = {}
+        for key, counted in figures.items():
+            link = links.get(counted.run_id, MISSING)
             if link is MISSING:
-                link = links[run_id] = run_link(run_id) if run_link else None
-            figures[key] = Measurement.of(
+                link = links[counted.run_id] = run_link(counted.run_id) if run_link else None
+            offer_figures[key] = Measurement.of(
                 {
-                    "value": typed_value(key, number, text),
-                    "unit": unit,
+                    "value": counted.value,
+                    "unit": counted.unit,
                     "source": MEASURED,
                     "link": link,
-                    "at": at,
-                    "note": note,
-                    "run_id": run_id,
-                    "origin": origin or "executed",
+                    "at": counted.at,
+                    "note": counted.note,
+                    "run_id": counted.run_id,
+                    "origin": counted.origin,
                 }
             )
-        measured[offer_id] = figures
+        measured[offer_id] = offer_figures
     return measured
 
 

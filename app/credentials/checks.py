@@ -19,7 +19,7 @@ from app.credentials.watch import record_check_changes
 from app.models import Datacenter, Provider
 from app.models.checks import CheckRun, StoredFinding
 from app.models.fields import blank_to_none, resolve_province_name
-from app.models.latest_runs import POINTER
+from app.models.latest_runs import POINTER, is_latest_run
 from app.registry.providers import MAX_PAGE, get_provider
 from app.vetting.findings import (
     RULES,
@@ -229,11 +229,6 @@ def finding_dict(stored: StoredFinding) -> dict[str, Any]:
     }
 
 
-def latest_run_join() -> Any:
-    """Join condition: the provider's latest run (its pointer, see app.models.latest_runs)."""
-    return CheckRun.id == POINTER
-
-
 def never_checked() -> Any:
     """Providers without a check run (their pointer is empty)."""
     return POINTER.is_(None)
@@ -378,13 +373,13 @@ def findings_overview(session: Session, *, query: OverviewQuery) -> OverviewPage
         stmt = (
             select(StoredFinding, CheckRun, Provider)
             .join(CheckRun, col(CheckRun.id) == StoredFinding.check_run_id)
-            .join(Provider, latest_run_join())
+            .join(Provider, is_latest_run())
             .where(*base, *_finding_conditions(query))
         )
         order = [severity_rank, col(Provider.legal_name), col(Provider.id), col(StoredFinding.position)]
         total, rows = _page(session, stmt, order, query)
     else:
-        stmt = select(CheckRun, Provider).join(Provider, latest_run_join()).where(*base)
+        stmt = select(CheckRun, Provider).join(Provider, is_latest_run()).where(*base)
         finding_filters = _finding_conditions(query)
         if finding_filters:
             stmt = stmt.where(

@@ -12,11 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from app.credentials.verification import ItemVerification, verifications_of
 from app.models import Provider
 from app.models.checks import CheckRun
+from app.models.latest_runs import latest_run_ids
 
 # What can be verified beyond the registry, in the order the labels name it.
 SOURCES: dict[str, tuple[str, str]] = {
@@ -108,12 +109,8 @@ def labels(level: str, items: Iterable[ItemVerification]) -> tuple[str, str]:
 
 
 def _latest_runs(session: Session, ids: list[int]) -> dict[int, CheckRun]:
-    latest = (
-        select(func.max(CheckRun.id))
-        .where(col(CheckRun.provider_id).in_(ids))
-        .group_by(col(CheckRun.provider_id))
-    )
-    runs = session.exec(select(CheckRun).where(col(CheckRun.id).in_(latest))).all()
+    """Each provider's latest check run (its pointer, app.models.latest_runs), in one statement."""
+    runs = session.exec(select(CheckRun).where(col(CheckRun.id).in_(latest_run_ids(ids)))).all()
     return {run.provider_id: run for run in runs}
 
 
@@ -126,7 +123,7 @@ def verdicts_of(session: Session, provider_ids: Iterable[int]) -> dict[int, Prov
         session.exec(select(Provider.id, Provider.version).where(col(Provider.id).in_(ids))).all()
     )
     runs = _latest_runs(session, ids)
-    verified = verifications_of(session, ids)
+    verified = verifications_of(session, ids, check_run_ids=[run.id for run in runs.values()])
     out: dict[int, ProviderVerdict] = {}
     for provider_id in ids:
         run = runs.get(provider_id)

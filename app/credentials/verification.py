@@ -6,7 +6,7 @@ executed agrees), `verified_by_hand` (an analyst's manual record or an uploaded 
 (the evidence disagrees: named by the finding or the measurement), `expired` (it agreed, but longer ago than
 GPUVET_VERIFICATION_MAX_AGE_DAYS, default 90). Which lookup counts is the one the rules read (the latest
 automatic one, else the latest manual one: lookups.lookup_facts); which measurement counts is the
-one the ranking reads (app.cases.cases.offer_measurements).
+one red flags, ranking and reports read too (app.trials.measurements.counting_runs).
 
 `verifications_of` answers a page of providers in a constant number of SQL statements.
 """
@@ -14,7 +14,7 @@ one the ranking reads (app.cases.cases.offer_measurements).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -26,11 +26,12 @@ from app.core.clock import aware
 from app.credentials.manual_lookups import METHOD as MANUAL_METHOD_NAME
 from app.credentials.manual_lookups import manual_info
 from app.models import Provider
-from app.models.bench_figure import BenchFigure
-from app.models.checks import CheckRun, StoredFinding
+from app.models.checks import StoredFinding
 from app.models.credit import CreditRecord
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
+from app.models.latest_runs import latest_run_ids
 from app.models.provider import Certification, Filing, Licence, Offer
+from app.trials.measurements import Counting, counting_runs
 from app.vetting.identifiers import identify
 from app.vetting.rules._sources import number_key
 from app.vetting.subjects import SEVERITY_RANK, record_numbers, records_of
@@ -189,8 +190,7 @@ class _Evidence:
     lookups: dict[tuple[int, str], Lookup] = field(default_factory=dict)
     footers: dict[int, Evidence] = field(default_factory=dict)
     findings: dict[int, list[StoredFinding]] = field(default_factory=lambda: defaultdict(list))
-    measured: dict[int, dict[str, Any]] = field(default_factory=dict)
-    figure_verdicts: dict[tuple[int, str], str | None] = field(default_factory=dict)
+    measured: Counting = field(default_factory=dict)
     websites: dict[int, str | None] = field(default_factory=dict)
     usccs: dict[int, str | None] = field(default_factory=dict)
     credit: dict[int, CreditRecord] = field(default_factory=dict)
@@ -244,12 +244,12 @@ def _latest_footers(session: Session, ids: list[int]) -> dict[int, Evidence]:
     return {row.provider_id: row for row in rows if row.provider_id is not None}
 
 
-def _latest_findings(session: Session, ids: list[int]) -> dict[int, list[StoredFinding]]:
-    latest = (
-        select(func.max(CheckRun.id))
-        .where(col(CheckRun.provider_id).in_(ids))
-        .group_by(col(CheckRun.provider_id))
-    )
+def _latest_findings(
+    session: Session, ids: list[int], check_run_ids: Collection[int] | None
+) -> dict[int, list[StoredFinding]]:
+    """The evidence findings that contradict an item, of each provider's latest check run (`check_run_ids`
+    when the caller read them already)."""
+    latest = latest_run_ids(ids) if check_run_ids is None else sorted(check_run_ids)
     found: dict[int, list[StoredFinding]] = defaultdict(list)
     for row in session.exec(select(StoredFinding).where(col(StoredFinding.check_run_id).in_(latest))).all():
         if row.rule_id.startswith(EVIDENCE_RULES) and str(row.severity) in CONTRADICTING:
@@ -297,33 +297,18 @@ def _credit_item(record: CreditRecord | None, uscc: str | None) -> ItemVerificat
     )
 
 
-def _measurements(session: Session, ids: list[int], today: date, found: _Evidence) -> None:
-    from app.cases.cases import offer_measurements
-
-    found.measured = offer_measurements(session, today=today, providers=ids)
-    run_ids = {m.run_id for figures in found.measured.values() for m in figures.values() if m.run_id}
-    if not run_ids:
-        return
-    rows = session.exec(
-        select(BenchFigure.run_id, BenchFigure.figure, BenchFigure.verdict).where(
-            col(BenchFigure.run_id).in_(sorted(run_ids))
-        )
-    ).all()
-    found.figure_verdicts = {(run_id, figure): verdict for run_id, figure, verdict in rows}
-
-
-def _read(session: Session, ids: list[int], today: date) -> _Evidence:
+def _read(session: Session, ids: list[int], today: date, check_run_ids: Collection[int] | None) -> _Evidence:
     found = _Evidence()
     _children(session, ids, found)
     found.lookups = _counting_lookups(session, ids)
     found.footers = _latest_footers(session, ids)
-    found.findings = _latest_findings(session, ids)
+    found.findings = _latest_findings(session, ids, check_run_ids)
     for provider_id, website, uscc in session.exec(
         select(Provider.id, Provider.website, Provider.uscc).where(col(Provider.id).in_(ids))
     ).all():
         found.websites[provider_id], found.usccs[provider_id] = website, uscc
     found.credit = _latest_credit(session, ids)
-    _measurements(session, ids, today, found)
+    found.measured = counting_runs(session, today=today, providers=ids)
     return found
 
 
@@ -573,7 +558,7 @@ def _offer_items(offer: Offer, found: _Evidence) -> list[ItemVerification]:
             zh, en = MISSING_TEXT["measure"]
             items.append(ItemVerification(subject, "offer", name, UNVERIFIED, zh, en, extra=extra))
             continue
-        verdict = found.figure_verdicts.get((measurement.run_id, figure))
+        verdict = measurement.verdict
         uploaded = measurement.origin == "uploaded"
         value = measurement.value
         if verdict in ("fail", "warn"):
@@ -647,14 +632,19 @@ def _provider_items(
 
 
 def verifications_of(
-    session: Session, provider_ids: Iterable[int], *, now: datetime | None = None
+    session: Session,
+    provider_ids: Iterable[int],
+    *,
+    now: datetime | None = None,
+    check_run_ids: Collection[int] | None = None,
 ) -> dict[int, list[ItemVerification]]:
-    """Every item's verification for each provider id (a constant number of SQL statements)."""
+    """Every item's verification for each provider id (a constant number of SQL statements); a caller that
+    has read the providers' latest check runs passes their ids, so they are read once."""
     ids = sorted(set(provider_ids))
     if not ids:
         return {}
     now = now or datetime.now(UTC)
-    found = _read(session, ids, now.date())
+    found = _read(session, ids, now.date(), check_run_ids)
     max_age = timedelta(days=max_age_days())
     return {provider_id: _provider_items(provider_id, found, now, max_age) for provider_id in ids}
 

@@ -22,6 +22,19 @@ PROVIDER = Provider.__table__
 POINTER = PROVIDER.c.latest_check_run_id
 
 
+def latest_run_ids(provider_ids: Iterable[int] | None = None) -> Any:
+    """Select of each provider's latest check run id (of `provider_ids` only, when given): its pointer."""
+    statement = sa.select(POINTER).where(POINTER.is_not(None))
+    if provider_ids is not None:
+        statement = statement.where(PROVIDER.c.id.in_(sorted(set(provider_ids))))
+    return statement
+
+
+def is_latest_run() -> Any:
+    """Join condition: the check run is its provider's latest (the provider's pointer names it)."""
+    return CheckRun.id == POINTER
+
+
 def newest_run_id() -> Any:
     """Scalar subquery: the id of the provider's newest stored run (correlated to provider.id)."""
     runs = CheckRun.__table__

@@ -315,7 +315,17 @@ def _may_hold_figures(run: Any, *, new: bool) -> bool:
 
 
 # ---------------------------------------------------------------- reading
-READ_COLUMNS = ("offer_id", "figure", "value_num", "value_text", "unit", "note", "run_id", "origin")
+READ_COLUMNS = (
+    "offer_id",
+    "figure",
+    "value_num",
+    "value_text",
+    "unit",
+    "note",
+    "run_id",
+    "origin",
+    "verdict",
+)
 
 
 def figures_statement(run_ids: Any, dialect: Any) -> Any:

@@ -1,0 +1,160 @@
+"""The measurement that counts: per offer and figure, the one run (executed by gpuvet or uploaded by an
+analyst) whose figure is believed.
+
+Red flags (the "benchmarks" fact), the ranking and its checklist (offer facts), the report's measurements
+and the per-item verification all read this one choice, so none of them rests on another run of an offer
+than the others do. The rule, among each offer's latest RUNS_PER_OFFER succeeded runs: fresh before stale
+(measured within advice's stale_after_days of the day asked about), then executed before uploaded, then
+newest (time, then run id). One statement over the bench_figure columns: no sample JSON is decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from datetime import date, datetime, timedelta
+from itertools import groupby
+from operator import itemgetter
+from typing import Any, NamedTuple
+
+import sqlalchemy as sa
+from sqlmodel import Session, col, select
+
+from app.advice.knowledge import assumptions
+from app.models import Offer
+from app.models.trials import BenchRun, RunOrigin, RunState
+from app.trials.bench_figures import FIGURE_CHECKS, figures_statement, time_reader, typed_value
+
+RUNS_PER_OFFER = 3  # the latest successful runs of an offer that may supply its figures
+BANDWIDTH_FIGURES = {"intranet": "intranet_gbps", "public": "public_mbps"}  # a throughput test's path
+CHECK_FIGURES = {check: figure for figure, checks in FIGURE_CHECKS.items() for check in checks}
+# Where each row of figures_statement holds the run id, its origin and its time.
+RUN_ID, ORIGIN, AT = 6, 7, -1
+
+Providers = Collection[int] | None  # the providers whose offers to read (None: every provider)
+
+
+class Counted(NamedTuple):
+    """The figure that counts for an offer: value, unit, note, and the run that measured it (its id,
+    origin, time and verdict on the offer's claim)."""
+
+    value: Any
+    unit: str
+    note: str
+    run_id: int
+    origin: str
+    at: datetime
+    verdict: str | None
+
+
+Counting = dict[int, dict[str, Counted]]  # offer id -> figure -> the figure that counts
+
+
+def stale_before(today: date) -> date:
+    """The first day whose measurements are still fresh on `today` (advice's stale_after_days)."""
+    return today - timedelta(days=int(assumptions()["evidence"]["stale_after_days"]["value"]))
+
+
+def recent_run_ids(providers: Providers = None) -> Any:
+    """Ids of the latest RUNS_PER_OFFER successful runs of every offer (of `providers` only, when given)."""
+    when = sa.func.coalesce(col(BenchRun.finished_at), col(BenchRun.created_at))
+    numbered = select(
+        col(BenchRun.id).label("id"),
+        sa.func.row_number()
+        .over(partition_by=col(BenchRun.offer_id), order_by=(when.desc(), col(BenchRun.id).desc()))
+        .label("n"),
+    ).where(BenchRun.state == RunState.succeeded, col(BenchRun.offer_id).is_not(None))
+    if providers is not None:  # the offers' providers (a run's offer belongs to the run's provider)
+        offers = select(col(Offer.id)).where(col(Offer.provider_id).in_(sorted(providers)))
+        numbered = numbered.where(col(BenchRun.offer_id).in_(offers))
+    ranked = numbered.subquery()
+    return select(ranked.c.id).where(ranked.c.n <= RUNS_PER_OFFER)
+
+
+def _preference(row: Any, fresh_from: date) -> tuple[bool, bool, datetime, int]:
+    """Fresh before stale; within an age band a run gpuvet executed before an uploaded one; then newest."""
+    at = row[AT]
+    return (
+        at.date() >= fresh_from,
+        row[ORIGIN] != RunOrigin.uploaded.value,
+        at.replace(tzinfo=None),
+        row[RUN_ID],
+    )
+
+
+def counting_runs(session: Session, *, today: date | None = None, providers: Providers = None) -> Counting:
+    """Per offer id (of `providers` only, when given) and figure: the figure that counts on `today`."""
+    fresh_from = stale_before(today or date.today())
+    connection = session.connection()
+    read_time = time_reader(connection.dialect)
+    statement = figures_statement(recent_run_ids(providers), connection.dialect)
+    rows = [(*row[:-1], read_time(row[-1])) for row in connection.execute(statement)]
+    counting: Counting = {}
+    for offer_id, group in groupby(rows, key=itemgetter(0)):
+        offer_rows = list(group)
+        first_run = offer_rows[0][RUN_ID]
+        if any(row[RUN_ID] != first_run for row in offer_rows):  # several runs: the most trusted one first
+            offer_rows.sort(key=lambda row: _preference(row, fresh_from), reverse=True)
+        figures: dict[str, Counted] = {}
+        for _offer, key, number, text, unit, note, run_id, origin, verdict, at in offer_rows:
+            if key not in figures:
+                value = typed_value(key, number, text)
+                figures[key] = Counted(
+                    value, unit, note, run_id, origin or RunOrigin.executed.value, at, verdict
+                )
+        counting[offer_id] = figures
+    return counting
+
+
+def counting_run_ids(counting: Counting) -> set[int]:
+    """Every run that counts for at least one figure."""
+    return {counted.run_id for figures in counting.values() for counted in figures.values()}
+
+
+def counting_run(counting: Counting, offer_id: Any, figures: Iterable[str]) -> int | None:
+    """The run that counts for the first of `figures` an offer has one for (None: no run counts)."""
+    counted = counting.get(offer_id) or {}
+    return next((counted[figure].run_id for figure in figures if figure in counted), None)
+
+
+# ---------------------------------------------------------------- stored comparisons
+def figure_of(comparison: dict[str, Any], claims: dict[str, Any] | None) -> str | None:
+    """The figure a stored comparison holds against the offer's claim (None: no figure stands for it).
+
+    A throughput test names its path; older ones did not, and the nominal they were compared with tells
+    the path apart, as bench_figures.figure_verdict reads it."""
+    check = comparison.get("check")
+    if check != "bandwidth":
+        return CHECK_FIGURES.get(str(check))
+    path = (comparison.get("evidence") or {}).get("path")
+    if path in BANDWIDTH_FIGURES:
+        return BANDWIDTH_FIGURES[path]
+    claims, claimed = claims or {}, comparison.get("claimed")
+    intranet, public = claims.get("intranet_gbps"), claims.get("public_mbps")
+    if claimed is not None and intranet and claimed == intranet * 1000:
+        return "intranet_gbps"
+    if claimed is not None and public and claimed == public:
+        return "public_mbps"
+    return None
+
+
+def comparisons_that_count(run: Any, counting: Counting) -> list[dict[str, Any]]:
+    """The run's comparisons, less those about a figure of its offer that another run counts for."""
+    counted = counting.get(run.offer_id) if run.offer_id is not None else None
+    comparisons = list(run.comparisons or [])
+    if not counted:
+        return comparisons
+    kept = []
+    for comparison in comparisons:
+        figure = figure_of(comparison, run.claims)
+        owner = counted.get(figure) if figure else None
+        if owner is None or owner.run_id == run.id:
+            kept.append(comparison)
+    return kept
+
+
+def runs_by_id(session: Session, run_ids: Iterable[int]) -> dict[int, BenchRun]:
+    """The runs of `run_ids`, by id (one statement; none without ids)."""
+    ids = sorted(set(run_ids))
+    if not ids:
+        return {}
+    return {run.id: run for run in session.exec(select(BenchRun).where(col(BenchRun.id).in_(ids))).all()}  # type: ignore[misc]
