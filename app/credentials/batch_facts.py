@@ -24,7 +24,7 @@ from app.credentials.facts import load_fact_sources
 from app.models import Provider
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
 from app.models.trials import BenchRun, RunState, TrialServer
-from app.trials import bench_runs, bench_uploads
+from app.trials import bench_uploads, measurements
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +122,8 @@ def lookup_batch(kind: LookupKind) -> BatchSource:
 
 
 def benchmarks_batch(session: Session, providers: Sequence[Provider]) -> dict[int, Any]:
-    """The "benchmarks" fact: each trial server's latest finished run, then the latest uploads."""
+    """The "benchmarks" fact: each trial server's latest finished run, then the latest uploads, then the runs
+    that count (app.trials.measurements)."""
     ids = [provider.id for provider in providers]
     servers = session.exec(
         select(TrialServer).where(col(TrialServer.provider_id).in_(ids)).order_by(col(TrialServer.id))
@@ -145,13 +146,14 @@ def benchmarks_batch(session: Session, providers: Sequence[Provider]) -> dict[in
         .order_by(col(BenchRun.id).desc())
     ).all():
         finished.setdefault(run.provider_id, []).append(run)
-    entries: dict[int, list[dict[str, Any]]] = {provider_id: [] for provider_id in ids}
+    candidates: dict[int, list[tuple[BenchRun, Any]]] = {provider_id: [] for provider_id in ids}
     for server in servers:
         run = server_runs.get(server.id)  # type: ignore[arg-type]
         if run is not None:
-            entries[server.provider_id].append(bench_runs.server_run_fact(server, run))
+            candidates[server.provider_id].append((run, server))
     for provider_id, runs in finished.items():
-        entries[provider_id] += bench_uploads.upload_fact_runs(runs)
+        candidates[provider_id] += [(run, None) for run in bench_uploads.pick_latest_uploads(runs)]
+    entries = measurements.fact_entries(session, candidates)
     return {provider_id: {"runs": runs} if runs else None for provider_id, runs in entries.items()}
 
 

@@ -17,6 +17,17 @@ WORST = ("fail", "needs_review", "pass")
 MAX_POINTS = 120  # per chart series: enough to see swings, small enough to draw quickly
 PATHS = {"intranet": ("intranet_gbps", 0.001, "Gbps"), "public": ("public_mbps", 1.0, "Mbps")}
 PATH_NAMES = {"intranet": ("内网", "intranet"), "public": ("公网", "public")}
+# The measured figures (bench_figure) each report claim stands for: where one run counts for the figure
+# (app.trials.measurements), the report claims it from that run only.
+CLAIM_FIGURES = {
+    "intranet_gbps": ("intranet_gbps",),
+    "public_mbps": ("public_mbps",),
+    "nominal_iops": ("read_iops",),
+    "storage_type": ("storage_type",),
+    "bandwidth_type": ("bandwidth_type",),
+    "gpu": ("gpu_count", "gpu_model"),
+}
+Counted = dict[tuple[Any, str], Any]  # (offer id, figure) -> the id of the run that counts for it
 
 
 def _verdict(value: Any) -> str | None:
@@ -57,13 +68,18 @@ def _storage_names() -> dict[str, tuple[str, str]]:
 
 
 class _Collector:
-    """Gathers claim measurements (latest run wins) and chart series across runs."""
+    """Gathers claim measurements (the run that counts, else the latest run, wins) and chart series."""
 
-    def __init__(self) -> None:
+    def __init__(self, counted: Counted | None = None) -> None:
+        self.counted = counted or {}
         self.claims: dict[tuple[Any, str], dict[str, Any]] = {}
         self.series: dict[str, list[dict[str, Any]]] = {"throughput": [], "iops": [], "gpu_util": []}
 
     def claim(self, offer_id: Any, metric: str, run_id: Any, **values: Any) -> None:
+        owners = (self.counted.get((offer_id, figure)) for figure in CLAIM_FIGURES.get(metric, ()))
+        owner = next((found for found in owners if found is not None), None)
+        if owner is not None and owner != run_id:
+            return  # another run counts for this figure of the offer
         self.claims[(offer_id, metric)] = {"offer_id": offer_id, "metric": metric, "run_id": run_id, **values}
 
     def bandwidth(self, run: dict[str, Any], steps: dict[str, str]) -> None:
@@ -200,13 +216,16 @@ class _Collector:
                 )
 
 
-def measurements_from_runs(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """Claims measured per offer (the latest run of each wins) and chart series, from finished runs.
+def measurements_from_runs(
+    runs: list[dict[str, Any]], counted: Counted | None = None
+) -> dict[str, Any] | None:
+    """Claims measured per offer and chart series, from finished runs: each claim from the run that counts
+    for its figure (`counted`: (offer id, figure) -> run id), else from the latest run that measured it.
 
     Each run: {"run_id", "server", "suite", "offer_id", "finished_at", "claims": {...},
     "comparisons": [Comparison.to_dict()], "samples": [Sample.to_dict()]}, oldest first.
     """
-    collector = _Collector()
+    collector = _Collector(counted)
     for run in runs:
         steps = {
             (sample.get("metadata") or {}).get("step", ""): (sample.get("metadata") or {}).get(

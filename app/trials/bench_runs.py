@@ -28,6 +28,7 @@ from app.models import Offer
 from app.models.jobs import FINAL_STATES, Job, JobState
 from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
+from app.trials.measurements import fact_entries
 from app.trials.servers import STRICT, address_policy, checked_peer_address, get_server, ssh_target
 from benchmarks.compare import Claims, Thresholds, compare
 from benchmarks.params import SuiteParams
@@ -449,9 +450,10 @@ def compare_runs(session: Session, *, run_ids: list[int]) -> list[dict[str, Any]
 # ---------------------------------------------------------------- the fact the vetting rules read
 @fact_source("benchmarks")
 def benchmarks_fact(session: Session, provider: Any) -> dict[str, Any] | None:
-    """The latest finished run of each trial server of the provider, and its uploads, with comparisons."""
+    """The latest finished run of each trial server of the provider, its latest uploads and the runs that
+    count for its offers (app.trials.measurements), each with the comparisons that count."""
     servers = session.exec(select(TrialServer).where(TrialServer.provider_id == provider.id)).all()
-    latest = []
+    candidates: list[tuple[BenchRun, Any]] = []
     for server in servers:
         runs = session.exec(
             select(BenchRun)
@@ -459,21 +461,10 @@ def benchmarks_fact(session: Session, provider: Any) -> dict[str, Any] | None:
             .order_by(col(BenchRun.id).desc())
             .limit(1)
         ).all()
-        latest += [server_run_fact(server, run) for run in runs]
-    from app.trials.bench_uploads import fact_runs  # it imports this module
+        candidates += [(run, server) for run in runs]
+    from app.trials.bench_uploads import latest_uploads  # it imports this module
 
-    latest += fact_runs(session, provider.id)  # outputs uploaded by analysts count as evidence too
+    # outputs uploaded by analysts count as evidence too
+    candidates += [(run, None) for run in latest_uploads(session, provider.id)]
+    latest = fact_entries(session, {provider.id: candidates})[provider.id]
     return {"runs": latest} if latest else None
-
-
-def server_run_fact(server: TrialServer, run: BenchRun) -> dict[str, Any]:
-    """The "benchmarks" fact entry of a trial server's latest finished run."""
-    return {
-        "run_id": run.id,
-        "trial_server_id": server.id,
-        "trial_server": server.name,
-        "offer_id": run.offer_id,
-        "suite": run.suite,
-        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
-        "comparisons": run.comparisons,
-    }

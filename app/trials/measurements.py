@@ -20,8 +20,9 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from app.advice.knowledge import assumptions
+from app.core.clock import aware
 from app.models import Offer
-from app.models.trials import BenchRun, RunOrigin, RunState
+from app.models.trials import BenchRun, RunOrigin, RunState, TrialServer
 from app.trials.bench_figures import FIGURE_CHECKS, figures_statement, time_reader, typed_value
 
 RUNS_PER_OFFER = 3  # the latest successful runs of an offer that may supply its figures
@@ -110,10 +111,13 @@ def counting_run_ids(counting: Counting) -> set[int]:
     return {counted.run_id for figures in counting.values() for counted in figures.values()}
 
 
-def counting_run(counting: Counting, offer_id: Any, figures: Iterable[str]) -> int | None:
-    """The run that counts for the first of `figures` an offer has one for (None: no run counts)."""
-    counted = counting.get(offer_id) or {}
-    return next((counted[figure].run_id for figure in figures if figure in counted), None)
+def run_of_figure(counting: Counting) -> dict[tuple[int, str], int]:
+    """(offer id, figure) -> the id of the run that counts for it."""
+    return {
+        (offer_id, figure): counted.run_id
+        for offer_id, figures in counting.items()
+        for figure, counted in figures.items()
+    }
 
 
 # ---------------------------------------------------------------- stored comparisons
@@ -158,3 +162,67 @@ def runs_by_id(session: Session, run_ids: Iterable[int]) -> dict[int, BenchRun]:
     if not ids:
         return {}
     return {run.id: run for run in session.exec(select(BenchRun).where(col(BenchRun.id).in_(ids))).all()}  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- the "benchmarks" fact the red flags read
+def fact_entries(
+    session: Session, candidates: dict[int, list[tuple[BenchRun, Any]]], *, today: date | None = None
+) -> dict[int, list[dict[str, Any]]]:
+    """The "benchmarks" fact's runs per provider id: the candidates given (each trial server's latest run,
+    then the latest uploads, as (run, trial server or None)) and the runs that count not among them, each
+    with only the comparisons no other run counts for; a run left with none of its comparisons is left out.
+    """
+    counting = counting_runs(session, today=today, providers=list(candidates))
+    present = {run.id for pairs in candidates.values() for run, _server in pairs}
+    added = _runs_with_servers(session, counting_run_ids(counting) - present)
+    entries: dict[int, list[dict[str, Any]]] = {}
+    for provider_id, pairs in candidates.items():
+        own = [*pairs, *(pair for pair in added if pair[0].provider_id == provider_id)]
+        entries[provider_id] = []
+        for run, server in own:
+            comparisons = comparisons_that_count(run, counting)
+            if comparisons or not run.comparisons:
+                entries[provider_id].append(fact_entry(run, server, comparisons))
+    return entries
+
+
+def _runs_with_servers(session: Session, run_ids: set[int]) -> list[tuple[BenchRun, Any]]:
+    """The runs of `run_ids` with their trial server (None for uploads), newest first; no statement without
+    ids."""
+    if not run_ids:
+        return []
+    statement = (
+        select(BenchRun, TrialServer)
+        .outerjoin(TrialServer, col(TrialServer.id) == BenchRun.trial_server_id)
+        .where(col(BenchRun.id).in_(sorted(run_ids)))
+        .order_by(col(BenchRun.id).desc())
+    )
+    return [(run, server) for run, server in session.exec(statement).all()]
+
+
+def fact_entry(run: BenchRun, server: Any, comparisons: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run as the "benchmarks" fact lists it: an uploaded output with its provenance, or a trial
+    server's run."""
+    if run.origin == RunOrigin.uploaded.value:
+        return {
+            "run_id": run.id,
+            "origin": RunOrigin.uploaded.value,
+            "uploaded_by": run.uploaded_by_name,
+            "raw_sha256": run.raw_sha256,
+            "tool": run.params.get("tool"),
+            "trial_server_id": None,
+            "trial_server": None,
+            "offer_id": run.offer_id,
+            "suite": run.suite,
+            "finished_at": aware(run.finished_at).isoformat() if run.finished_at else None,
+            "comparisons": comparisons,
+        }
+    return {
+        "run_id": run.id,
+        "trial_server_id": server.id if server is not None else run.trial_server_id,
+        "trial_server": server.name if server is not None else None,
+        "offer_id": run.offer_id,
+        "suite": run.suite,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "comparisons": comparisons,
+    }

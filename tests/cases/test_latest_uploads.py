@@ -7,7 +7,7 @@ from sqlmodel import Session
 
 from app.credentials import facts
 from app.models import Provider
-from app.models.trials import BenchRun, TrialServer
+from app.models.trials import BenchRun, BenchStep, TrialServer
 from app.reports.sources import gather
 from app.trials import bench_uploads
 from benchmarks.compare import Comparison, Verdict
@@ -46,6 +46,11 @@ def executed_run(session: Session, offer, checks: list[str]) -> int:
         ],
     )
     session.add(run)
+    session.flush()
+    # what it measured: the disk class the storage_type comparison rests on (the figure the ranking reads)
+    disk = {"metric": "storage_class", "value": "local_nvme", "unit": "", "metadata": {"reason": "nvme"}}
+    samples = [disk] if "storage_type" in checks else []
+    session.add(BenchStep(run_id=run.id, position=0, step="disk_type", probe="disk", samples=samples))
     session.commit()
     return run.id  # type: ignore[return-value]
 
