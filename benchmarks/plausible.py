@@ -13,8 +13,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from flask_babel import gettext as _
-
+from benchmarks.messages import message as _
 from benchmarks.sample import Sample
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from flask_babel import gettext as _
+from benchmarks.messages import message as _
 
 
 @dataclass(frozen=True)

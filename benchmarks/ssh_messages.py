@@ -1,4 +1,4 @@
-"""SSH and runner errors in the reader's language (gettext: the request's language, zh in CLI and worker).
+"""SSH and runner errors as messages a person reads (benchmarks.messages: the app translates them).
 
 The exceptions in benchmarks.ssh keep their English technical text for logs; what a person reads is built
 here from their kind, cause and values, so a Chinese page never shows paramiko's or our English wording.
@@ -6,8 +6,8 @@ here from their kind, cause and values, so a Chinese page never shows paramiko's
 
 from __future__ import annotations
 
-from flask_babel import gettext as _
-
+from benchmarks.messages import Message
+from benchmarks.messages import message as _
 from benchmarks.ssh import HostKeyChanged, NotInstalled, SSHError, UnknownHostKey
 
 
@@ -15,7 +15,7 @@ def _where(exc: SSHError) -> str:
     return f"{exc.host}:{exc.port}" if exc.port else exc.host or "?"
 
 
-def _unreachable(exc: SSHError) -> str:
+def _unreachable(exc: SSHError) -> Message:
     if exc.reason == "resolve":
         return _("无法解析主机名 %(host)s：请检查地址是否写对", host=exc.host)
     if exc.reason == "no_route":
@@ -23,7 +23,7 @@ def _unreachable(exc: SSHError) -> str:
     return _("无法到达 %(where)s：请检查地址、端口和本机网络", where=_where(exc))
 
 
-def _timeout(exc: SSHError) -> str:
+def _timeout(exc: SSHError) -> Message:
     if exc.reason == "handshake":
         return _(
             "%(where)s 接受了连接，但在限定时间内没有完成 SSH 握手：该端口可能不是 SSH 服务",
@@ -32,7 +32,7 @@ def _timeout(exc: SSHError) -> str:
     return _("%(where)s 在限定时间内没有应答：可能被防火墙拦截，或地址、端口不对", where=_where(exc))
 
 
-def _auth_failed(exc: SSHError) -> str:
+def _auth_failed(exc: SSHError) -> Message:
     if exc.reason == "no_credentials":
         return _("须填写私钥或密码")
     if exc.reason == "method":
@@ -40,13 +40,13 @@ def _auth_failed(exc: SSHError) -> str:
     return _("%(where)s 拒绝登录：用户名、密码或私钥不对", where=_where(exc))
 
 
-def _invalid_key(exc: SSHError) -> str:
+def _invalid_key(exc: SSHError) -> Message:
     if exc.reason == "encrypted":
         return _("私钥已加密：请填写私钥口令")
     return _("私钥无法读取：须为 Ed25519、ECDSA 或 RSA 私钥（OpenSSH 或 PEM 格式），口令须正确")
 
 
-def _unknown_host_key(exc: UnknownHostKey) -> str:
+def _unknown_host_key(exc: UnknownHostKey) -> Message:
     return _(
         "%(where)s 的主机密钥尚未固定：%(key_type)s %(fingerprint)s。请向供应商核实"
         "（在服务器上运行 ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub）后再固定",
@@ -56,7 +56,7 @@ def _unknown_host_key(exc: UnknownHostKey) -> str:
     )
 
 
-def _host_key_changed(exc: HostKeyChanged) -> str:
+def _host_key_changed(exc: HostKeyChanged) -> Message:
     return _(
         "%(where)s 的主机密钥已改变：已固定 %(expected)s，服务器出示 %(key_type)s %(fingerprint)s。"
         "已拒绝连接：服务器可能重装过，也可能有人在中间拦截；请先向供应商核实再固定新密钥",
@@ -67,7 +67,7 @@ def _host_key_changed(exc: HostKeyChanged) -> str:
     )
 
 
-def ssh_message(exc: SSHError | NotInstalled) -> str:
+def ssh_message(exc: SSHError | NotInstalled) -> Message:
     """What went wrong with a trial server, in the current language, naming what to check."""
     if isinstance(exc, NotInstalled):
         return _("服务器 %(host)s 上没有安装 %(tool)s", host=exc.host, tool=exc.tool)

@@ -303,7 +303,7 @@ def run_suite(
     try:
         _look_up_tools(instances, context)
     except SSHError as exc:
-        result.status, result.error, result.error_kind = SuiteStatus.failed, ssh_message(exc), exc.kind
+        result.status, result.error, result.error_kind = SuiteStatus.failed, str(ssh_message(exc)), exc.kind
     for step, probe, probe_result in zip(steps, instances, result.probes, strict=True):
         if result.status != SuiteStatus.running:
             probe_result.status = StepStatus.skipped
@@ -351,13 +351,13 @@ def _run_step(probe: Any, context: ProbeContext, probe_result: ProbeResult, resu
         probe.run(context)
     except NotInstalled as exc:
         probe_result.status = StepStatus.not_installed
-        probe_result.error = ssh_message(exc)
+        probe_result.error = str(ssh_message(exc))
         probe_result.missing_tool = exc.tool
     except ProbeFailed as exc:
         probe_result.error = str(exc)
     except SSHError as exc:
         probe_result.status = StepStatus.failed
-        probe_result.error = ssh_message(exc)
+        probe_result.error = str(ssh_message(exc))
         result.status = SuiteStatus.failed
         result.error = f"{probe_result.step}: {exc}"
         result.error_kind = exc.kind
@@ -397,7 +397,7 @@ def run_on_server(
         failed.probes = [
             ProbeResult(step.name, step.probe, dict(step.options), StepStatus.skipped) for step in steps
         ]
-        failed.status, failed.error, failed.error_kind = SuiteStatus.failed, ssh_message(exc), exc.kind
+        failed.status, failed.error, failed.error_kind = SuiteStatus.failed, str(ssh_message(exc)), exc.kind
         return failed
     try:
         return run_suite(

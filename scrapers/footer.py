@@ -25,10 +25,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from bs4 import BeautifulSoup, CData, NavigableString, Tag
-from flask_babel import gettext as _
 
 from app.core import provinces
 from app.vetting import identifiers as ids
+from benchmarks.messages import message as _
 from scrapers import charset
 from scrapers.http import FetchError
 

@@ -25,3 +25,10 @@ def current_language() -> str:
 def translate(msgid: str, **values: Any) -> str:
     """A Chinese message id in the current language, its %(name)s placeholders filled from `values`."""
     return _(msgid, **values)
+
+
+def localized(text: Any) -> str:
+    """A message of benchmarks/ or scrapers/ (benchmarks.messages.Message) in the current language; other text
+    as str. Duck-typed on `render(translate)` so that this lowest layer imports nothing above it."""
+    render = getattr(text, "render", None)
+    return render(translate) if callable(render) else str(text)

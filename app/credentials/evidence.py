@@ -18,6 +18,7 @@ from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
 from app.core.errors import InvalidInput, NotFound
+from app.core.i18n import localized
 from app.core.jobs import background, enqueue, job_result_outcome
 from app.credentials.facts import fact_source
 from app.credentials.rechecks import recheck
@@ -160,7 +161,7 @@ def record_failure(
             final_url=url,
             sha256=hashlib.sha256(b"").hexdigest(),
             error_code=error.code,
-            error=error.message,
+            error=localized(error.message),
             parent_id=parent_id,
             lookup_id=lookup_id,
             job_id=job_id,

@@ -22,6 +22,7 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.core.errors import InvalidInput, NotFound
+from app.core.i18n import localized
 from app.credentials.evidence import policy_from_settings
 from app.models.notify import Webhook
 from app.trials.servers import cipher_from_settings
@@ -81,7 +82,7 @@ def check_webhook_url(url: str, settings: Any) -> str:
     try:
         policy.resolve(parts.hostname or "", port)
     except (AddressRefused, ResolveFailed) as exc:
-        raise InvalidInput(exc.message, field="url") from None
+        raise InvalidInput(localized(exc.message), field="url") from None
     return url
 
 
@@ -223,7 +224,9 @@ def post_signed(
         with _client(settings) as client:
             result = client.fetch(url, method="POST", data=body, headers=all_headers, allow_truncated=True)
     except FetchError as exc:
-        return PostOutcome(False, getattr(exc.result, "status", None), str(exc), _elapsed_ms(started))
+        return PostOutcome(
+            False, getattr(exc.result, "status", None), localized(exc.message), _elapsed_ms(started)
+        )
     except Exception as exc:  # noqa: BLE001 - a delivery records every failure, whatever it is
         return PostOutcome(False, None, f"{type(exc).__name__}: {exc}", _elapsed_ms(started))
     error = None if result.ok else _("接收方回复 HTTP %(status)s", status=result.status)

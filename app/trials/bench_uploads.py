@@ -17,7 +17,9 @@ from typing import Any
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
+from app.core.clock import aware
 from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.i18n import localized
 from app.credentials.rechecks import recheck
 from app.models import Offer
 from app.models.provider import utcnow
@@ -161,10 +163,14 @@ def parse_upload(tool: str, text: str) -> list[Sample]:
     except ParseError as exc:
         if exc.kind == "tool_error":
             message = _(
-                "输出表明 %(tool)s 本身运行失败：%(reason)s；未保存任何内容", tool=tool, reason=exc.reason
+                "输出表明 %(tool)s 本身运行失败：%(reason)s；未保存任何内容",
+                tool=tool,
+                reason=localized(exc.reason),
             )
         else:
-            message = _("无法解析 %(tool)s 输出：%(reason)s；未保存任何内容", tool=tool, reason=exc.reason)
+            message = _(
+                "无法解析 %(tool)s 输出：%(reason)s；未保存任何内容", tool=tool, reason=localized(exc.reason)
+            )
         raise InvalidInput(message, "output") from None
     refuse_implausible(tool, samples)
     return samples
@@ -352,6 +358,11 @@ def upload_summary(session: Session, run: BenchRun) -> dict[str, Any]:
     }
 
 
+def fact_runs(session: Session, provider_id: int) -> list[dict[str, Any]]:
+    """For the "benchmarks" fact: the provider's latest uploads (see latest_uploads)."""
+    return [_fact_entry(run) for run in latest_uploads(session, provider_id)]
+
+
 def latest_uploads(session: Session, provider_id: int) -> list[BenchRun]:
     """The latest upload per offer, tool, path and the checks it settles (fio random reads and fio writes
     are different evidence), unless gpuvet itself later ran a suite for that offer that measured one of
@@ -362,6 +373,11 @@ def latest_uploads(session: Session, provider_id: int) -> list[BenchRun]:
         .order_by(col(BenchRun.id).desc())
     ).all()
     return pick_latest_uploads(runs)
+
+
+def upload_fact_runs(runs: Sequence[BenchRun]) -> list[dict[str, Any]]:
+    """fact_runs over one provider's finished runs given newest first (see latest_uploads)."""
+    return [_fact_entry(run) for run in pick_latest_uploads(runs)]
 
 
 def pick_latest_uploads(runs: Sequence[BenchRun]) -> list[BenchRun]:
@@ -382,3 +398,18 @@ def pick_latest_uploads(runs: Sequence[BenchRun]) -> list[BenchRun]:
                 superseded.add(run.id)  # type: ignore[arg-type]
     return [run for run in latest.values() if run.id not in superseded]
 
+
+def _fact_entry(run: BenchRun) -> dict[str, Any]:
+    return {
+        "run_id": run.id,
+        "origin": RunOrigin.uploaded.value,
+        "uploaded_by": run.uploaded_by_name,
+        "raw_sha256": run.raw_sha256,
+        "tool": run.params.get("tool"),
+        "trial_server_id": None,
+        "trial_server": None,
+        "offer_id": run.offer_id,
+        "suite": run.suite,
+        "finished_at": aware(run.finished_at).isoformat() if run.finished_at else None,
+        "comparisons": run.comparisons,
+    }

@@ -22,6 +22,7 @@ from sqlmodel import Session, col, select
 
 from app.core.config import read_or_create_secret
 from app.core.errors import FieldError, InvalidInput, NotFound, from_validation_error
+from app.core.i18n import localized
 from app.core.jobs import background, enqueue, recent_jobs, report_progress
 from app.core.versions import VersionedKind, check_version, commit_versioned
 from app.models import AuditEntry, Offer, Provider
@@ -79,12 +80,12 @@ def address_error(value: str | None, port: int, policy: AddressPolicy, *, field:
         try:
             policy.resolve(value, port)
         except AddressRefused as exc:
-            return FieldError(field, _refused(exc.message))
+            return FieldError(field, _refused(localized(exc.message)))
         except ResolveFailed as exc:
             logger.info("%s %s does not resolve now; checked again when used: %s", field, value, exc.message)
         return None
     message = policy.refusal(value, value, port)
-    return None if message is None else FieldError(field, _refused(message))
+    return None if message is None else FieldError(field, _refused(localized(message)))
 
 
 def check_addresses(server: TrialServer, policy: AddressPolicy) -> None:
@@ -129,9 +130,9 @@ def resolve_checked(host: str, port: int, policy: AddressPolicy, *, field: str) 
     try:
         addresses = policy.resolve(host, port)
     except AddressRefused as exc:
-        raise InvalidInput(_refused(exc.message), field=field) from None
+        raise InvalidInput(_refused(localized(exc.message)), field=field) from None
     except ResolveFailed as exc:
-        raise InvalidInput(exc.message, field=field) from None
+        raise InvalidInput(localized(exc.message), field=field) from None
     return str(addresses[0][1][0])
 
 
@@ -243,7 +244,7 @@ def _check_secrets(
         try:
             load_private_key(private_key, passphrase)
         except InvalidKey as exc:
-            raise InvalidInput(ssh_message(exc), field="private_key") from None
+            raise InvalidInput(localized(ssh_message(exc)), field="private_key") from None
     elif not password:
         raise InvalidInput(_("使用密码登录时须填写密码"), field="password")
 
@@ -504,7 +505,9 @@ def fetch_host_key(
     except UnknownHostKey as exc:
         return exc.key_type, exc.fingerprint
     except SSHError as exc:
-        raise InvalidInput(_("无法连接：%(reason)s", reason=ssh_message(exc)), field="host") from None
+        raise InvalidInput(
+            _("无法连接：%(reason)s", reason=localized(ssh_message(exc))), field="host"
+        ) from None
     raise InvalidInput(_("服务器接受了未固定的主机密钥（不应发生）"), field="host")
 
 
@@ -538,7 +541,9 @@ def check_connection(
         with SSHRunner(target).connect() as runner:
             result = runner.run(["uname", "-srm"], timeout=timeout)
     except SSHError as exc:
-        raise InvalidInput(_("无法连接：%(reason)s", reason=ssh_message(exc)), field="host") from None
+        raise InvalidInput(
+            _("无法连接：%(reason)s", reason=localized(ssh_message(exc))), field="host"
+        ) from None
     if not result.ok:
         raise InvalidInput(
             _("登录成功，但命令失败：%(stderr)s", stderr=result.stderr.strip()[:300]),

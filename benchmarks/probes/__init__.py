@@ -12,9 +12,8 @@ import pkgutil
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from flask_babel import gettext as _
-
 from benchmarks.gc_pause import without_gc
+from benchmarks.messages import message as _
 
 if TYPE_CHECKING:
     from benchmarks.probes.base import Probe

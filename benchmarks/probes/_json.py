@@ -6,8 +6,7 @@ import json
 import math
 from typing import Any, NoReturn
 
-from flask_babel import gettext as _
-
+from benchmarks.messages import message as _
 from benchmarks.sample import ParseError
 
 # A double holds at most 309 integer digits: a longer number cannot be a measurement, and Python refuses to

@@ -11,8 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from flask_babel import gettext as _
-
+from benchmarks.messages import message as _
 from benchmarks.params import SuiteParams
 from benchmarks.ssh import DEFAULT_MAX_OUTPUT, CommandResult, Runner
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from flask_babel import gettext as _
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
@@ -72,7 +70,7 @@ finally:
 """
 
 
-@register_parser(TOOL, accepts=_l("gpuvet 数据加载脚本输出的 JSON"))
+@register_parser(TOOL, accepts=_("gpuvet 数据加载脚本输出的 JSON"))
 def parse_output(text: str) -> list[Sample]:
     """Files/s and MB/s for each reader count, with the cores, file size and whether the cache was dropped."""
     data = load_json_object(text, TOOL)

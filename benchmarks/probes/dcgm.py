@@ -14,9 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser
 from benchmarks.probes._json import load_json_object
 from benchmarks.sample import ParseError, Sample, ToolError, new_sample
@@ -45,7 +43,7 @@ MAX_TEXTS, MAX_TEXT = 5, 300  # warnings kept per result, characters per warning
 
 @register_parser(
     TOOL,
-    accepts=_l(
+    accepts=_(
         "dcgmi diag -j 的 JSON：DCGM 2.x/3.x 的 “DCGM GPU Diagnostic” 与 4.x 的 “DCGM Diagnostic”，"
         "各含 test_categories"
     ),
@@ -63,7 +61,7 @@ def parse_dcgm_diag(text: str, *, optional: bool = False) -> list[Sample]:
     try:
         return _read(text)
     except ParseError as exc:  # ToolError too
-        return [_unavailable(installed=True, error=exc.reason[:MAX_TEXT])]
+        return [_unavailable(installed=True, error=str(exc.reason)[:MAX_TEXT])]
 
 
 def _read(text: str) -> list[Sample]:

@@ -10,10 +10,9 @@ import re
 import textwrap
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
 from jc.parsers import lsblk as jc_lsblk
 
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
@@ -132,7 +131,7 @@ def _lsblk_devices(text: str) -> list[dict[str, Any]]:
     return _table_disks(text)
 
 
-@register_parser("lsblk", accepts=_l("lsblk -d 的 JSON（-J）或表格输出，带不带 ROTA 列均可"))
+@register_parser("lsblk", accepts=_("lsblk -d 的 JSON（-J）或表格输出，带不带 ROTA 列均可"))
 def parse_lsblk(text: str) -> list[Sample]:
     """One `block_device` sample per disk: value is its class, metadata the lsblk columns and `decided_by`."""
     samples = []

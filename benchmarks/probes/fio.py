@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed, check_result
@@ -213,7 +211,7 @@ def _final_report(text: str) -> dict[str, Any]:
     return load_json_object(text[start:] if start >= 0 else text, TOOL)
 
 
-@register_parser("fio", accepts=_l("fio 2.x 或 3.x 的 fio --output-format=json 输出，一个或多个任务"))
+@register_parser("fio", accepts=_("fio 2.x 或 3.x 的 fio --output-format=json 输出，一个或多个任务"))
 def parse_output(text: str) -> list[Sample]:
     """IOPS, bandwidth (MiB/s), latency percentiles (us) of each job's read and write side (fio 2 and 3).
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import re
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.probes import dcgm, register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.sample import ParseError, Sample, ToolError
@@ -64,7 +62,7 @@ SLOWDOWN_BITS = {
 }
 
 
-@register_parser(TOOL, accepts=_l("dmesg、journalctl -k 或 /var/log/kern.log 的文本"))
+@register_parser(TOOL, accepts=_("dmesg、journalctl -k 或 /var/log/kern.log 的文本"))
 def parse_kernel_log(text: str) -> list[Sample]:
     """One `gpu_xid` sample per Xid line (value: the code) and `gpu_xid_events`, the count."""
     if UNREADABLE_LOG in text:

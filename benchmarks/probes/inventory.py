@@ -9,8 +9,7 @@ import re
 import shlex
 from collections.abc import Callable
 
-from flask_babel import gettext as _
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, check_result
 from benchmarks.probes.nvidia_smi import INVENTORY_FIELDS

@@ -10,9 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import LOCAL, PEER, TARGET, Probe, ProbeContext, ProbeFailed, check_result
@@ -32,7 +30,7 @@ REMOVE_DIR = 'case "$1" in */gpuvet-iperf3.*) rm -rf -- "$1";; esac'
 
 
 @register_parser(
-    "iperf3", accepts=_l("iperf3 3.0 及以上版本的 -J 输出，或普通文本报告（客户端或服务器端），TCP 或 UDP")
+    "iperf3", accepts=_("iperf3 3.0 及以上版本的 -J 输出，或普通文本报告（客户端或服务器端），TCP 或 UDP")
 )
 def parse_output(text: str) -> list[Sample]:
     """Receiver throughput, sender throughput, retransmits and per-interval throughput (Mbit/s)."""

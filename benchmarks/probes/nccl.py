@@ -11,14 +11,12 @@ import re
 import time
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser
 from benchmarks.sample import ParseError, Sample, ToolError, new_sample
 
 TOOL = "nccl-tests"
-ACCEPTED = _l("nccl-tests 的结果表（all_reduce_perf 等，带 '#wrong' 或 'error' 列）")
+ACCEPTED = _("nccl-tests 的结果表（all_reduce_perf 等，带 '#wrong' 或 'error' 列）")
 _HEADER = re.compile(r"^\s*#?\s*size\s+count\s+type\s+(?P<columns>.*)$", re.MULTILINE)
 _RANK = re.compile(
     r"^\s*#?\s*Rank\s+(?P<rank>\d+)\b.*?\bon\s+(?P<host>\S+)\s+device\s+(?P<device>\d+)\s+\[[^\]]*\]\s+(?P<gpu>.+?)\s*$",

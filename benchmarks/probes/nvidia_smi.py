@@ -16,12 +16,10 @@ import time
 from datetime import datetime
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
-from benchmarks.probes.nvidia_smi_query import looks_like_query, parse_query
+from benchmarks.probes.nvidia_smi_query import NUMERIC_FIELDS, looks_like_query, parse_query
 from benchmarks.probes.nvidia_smi_table import looks_like_table, parse_table
 from benchmarks.sample import ParseError, Sample, new_sample
 
@@ -35,27 +33,6 @@ VALUE_UNITS = {"", "%", "MiB", "W", "MHz", "C", "GiB", "KiB"}
 _VALUE_UNIT = re.compile(r"^\s*(-?[\d.]+)\s*(%|MiB|W|MHz|C|GiB|KiB)?\s*$")
 WORKLOAD_MARK = "### workload exit="
 NO_WORKLOAD = "none"  # what the sampling script prints after the mark when it was given no workload
-# Metric name and unit for each numeric query field.
-NUMERIC_FIELDS = {
-    "utilization.gpu": ("gpu_utilization", "%"),
-    "utilization.memory": ("gpu_memory_utilization", "%"),
-    "memory.used": ("gpu_memory_used", "MiB"),
-    "memory.total": ("gpu_memory_total", "MiB"),
-    "power.draw": ("gpu_power_draw", "W"),
-    "temperature.gpu": ("gpu_temperature", "C"),
-    "clocks.sm": ("gpu_sm_clock", "MHz"),
-    "clocks.current.sm": ("gpu_sm_clock", "MHz"),
-    "clocks.max.sm": ("gpu_sm_clock_max", "MHz"),
-    "power.limit": ("gpu_power_limit", "W"),
-    "pcie.link.gen.current": ("gpu_pcie_gen", ""),
-    "pcie.link.gen.max": ("gpu_pcie_gen_max", ""),
-    "pcie.link.width.current": ("gpu_pcie_width", "lanes"),
-    "pcie.link.width.max": ("gpu_pcie_width_max", "lanes"),
-    "ecc.errors.uncorrected.volatile.total": ("gpu_ecc_uncorrected", "count"),
-    "ecc.errors.corrected.volatile.total": ("gpu_ecc_corrected", "count"),
-    "retired_pages.single_bit_ecc.count": ("gpu_retired_pages_single_bit", "count"),
-    "retired_pages.double_bit.count": ("gpu_retired_pages_double_bit", "count"),
-}
 # Health fields kept as text on every sample of the GPU (the health check reads them).
 HEALTH_TEXT_FIELDS = {
     "clocks_throttle_reasons.active",
@@ -127,7 +104,7 @@ def _timestamp(text: str) -> float | None:
     return whole + int(fraction) / 10 ** len(fraction)
 
 
-ACCEPTED_LAYOUTS = _l(
+ACCEPTED_LAYOUTS = _(
     "nvidia-smi --query-gpu=... --format=csv 的输出（可带 noheader、nounits）、nvidia-smi 的表格、"
     "nvidia-smi -q 的文本（可带 -d 选择）或 nvidia-smi -q -x 的 XML"
 )

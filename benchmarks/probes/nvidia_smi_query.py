@@ -13,8 +13,7 @@ import re
 import xml.etree.ElementTree as ElementTree
 from typing import Any
 
-from flask_babel import gettext as _
-
+from benchmarks.messages import message as _
 from benchmarks.sample import ParseError, Sample
 
 TOOL = "nvidia-smi"
@@ -26,6 +25,27 @@ _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(?:%|MiB|W|MHz|C|x|us|bank\(s\))?$")
 _ENTITY = re.compile(r"<!ENTITY", re.IGNORECASE)
 _PSTATE = re.compile(r"^P\d{1,2}$")
 MAX_XML_DEPTH = 16  # nvidia-smi -q -x nests six levels under <gpu> (supported_clocks, mig_devices)
+# Metric name and unit for each numeric query field (the CSV query reader in nvidia_smi uses it too).
+NUMERIC_FIELDS = {
+    "utilization.gpu": ("gpu_utilization", "%"),
+    "utilization.memory": ("gpu_memory_utilization", "%"),
+    "memory.used": ("gpu_memory_used", "MiB"),
+    "memory.total": ("gpu_memory_total", "MiB"),
+    "power.draw": ("gpu_power_draw", "W"),
+    "temperature.gpu": ("gpu_temperature", "C"),
+    "clocks.sm": ("gpu_sm_clock", "MHz"),
+    "clocks.current.sm": ("gpu_sm_clock", "MHz"),
+    "clocks.max.sm": ("gpu_sm_clock_max", "MHz"),
+    "power.limit": ("gpu_power_limit", "W"),
+    "pcie.link.gen.current": ("gpu_pcie_gen", ""),
+    "pcie.link.gen.max": ("gpu_pcie_gen_max", ""),
+    "pcie.link.width.current": ("gpu_pcie_width", "lanes"),
+    "pcie.link.width.max": ("gpu_pcie_width_max", "lanes"),
+    "ecc.errors.uncorrected.volatile.total": ("gpu_ecc_uncorrected", "count"),
+    "ecc.errors.corrected.volatile.total": ("gpu_ecc_corrected", "count"),
+    "retired_pages.single_bit_ecc.count": ("gpu_retired_pages_single_bit", "count"),
+    "retired_pages.double_bit.count": ("gpu_retired_pages_double_bit", "count"),
+}
 # Query fields (the CSV names) and where -q / -q -x print them, oldest layout last where they differ.
 FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "name": ("product name",),
@@ -267,8 +287,6 @@ def _mig_devices(fields: Fields) -> int:
 
 def _readings(fields: Fields) -> dict[str, float | None]:
     """Numeric query fields of one GPU (None where the GPU does not report them)."""
-    from benchmarks.probes.nvidia_smi import NUMERIC_FIELDS
-
     readings: dict[str, float | None] = {}
     for field in (field for field in NUMERIC_FIELDS if field in FIELD_PATHS):
         printed = [_number(fields[path]) for path in FIELD_PATHS[field] if path in fields]
@@ -282,8 +300,6 @@ def _readings(fields: Fields) -> dict[str, float | None]:
 
 def _gpu_samples(index: int, bus: str, fields: Fields, common: dict[str, Any]) -> list[Sample]:
     """The "gpu" sample (where the name is printed) and one sample per numeric reading of one GPU."""
-    from benchmarks.probes.nvidia_smi import NUMERIC_FIELDS
-
     metadata: dict[str, Any] = {**common, "gpu_index": index, "pci.bus_id": bus}
     metadata |= {field: value for field in TEXT_METADATA if (value := _lookup(fields, field)) is not None}
     metadata |= _reasons(fields)

@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask_babel import gettext as _
-
+from benchmarks.messages import message as _
 from benchmarks.sample import ParseError, Sample
 
 TOOL = "nvidia-smi"

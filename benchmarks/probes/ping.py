@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import LOCAL, TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.sample import ParseError, Sample
@@ -32,7 +30,7 @@ _RTT = re.compile(
 )
 
 
-@register_parser("ping", accepts=_l("Linux iputils、busybox、macOS 或 FreeBSD 的 ping / ping6 统计摘要"))
+@register_parser("ping", accepts=_("Linux iputils、busybox、macOS 或 FreeBSD 的 ping / ping6 统计摘要"))
 def parse_output(text: str) -> list[Sample]:
     """Loss and min/avg/max/mdev from ping's summary; ParseError when the summary is missing."""
     counts = _COUNTS.search(text)

@@ -13,9 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
+from benchmarks.messages import message as _
 from benchmarks.params import SuiteParams
 from benchmarks.probes import register_parser, register_probe
 from benchmarks.probes.base import PEER, TARGET, Probe, ProbeContext, ProbeFailed, check_result
@@ -68,7 +66,7 @@ def _rate_gbps(port: dict[str, Any]) -> float | None:
     return int(width["lanes"]) * float(speed["gbps"])
 
 
-@register_parser("ibv_devinfo", accepts=_l("ibv_devinfo 或 ibv_devinfo -v 的输出（rdma-core）"))
+@register_parser("ibv_devinfo", accepts=_("ibv_devinfo 或 ibv_devinfo -v 的输出（rdma-core）"))
 def parse_devinfo(text: str) -> list[Sample]:
     """One `rdma_port` sample per port (value: its state) and the link rate (Gbit/s) of each active port."""
     starts = list(_DEVICE.finditer(text))
@@ -149,7 +147,7 @@ def _latency_columns(header: re.Match) -> list[str]:
     return [name or f"p{percentile}" for name, percentile in _LAT_COLUMN.findall(header.group())]
 
 
-PERFTEST_LAYOUTS = _l(
+PERFTEST_LAYOUTS = _(
     "perftest 的 ib_write_bw / ib_read_bw / ib_send_bw / ib_atomic_bw 或 *_lat 输出"
     "（含没有 MsgRate 列的旧版 OFED；设置行用制表符或空格对齐均可）"
 )

@@ -125,8 +125,8 @@ def test_the_2_x_layout_with_a_warning_as_text():
 def test_unreadable_documents_get_a_named_error_listing_the_accepted_variants(text: str, names: str):
     with pytest.raises(ParseError) as caught:
         parse("dcgmi", text)
-    assert names in caught.value.reason
-    assert "可读取：" in caught.value.reason and "DCGM GPU Diagnostic" in caught.value.reason
+    assert names in str(caught.value.reason)
+    assert "可读取：" in str(caught.value.reason) and "DCGM GPU Diagnostic" in str(caught.value.reason)
 
 
 def test_dcgmi_that_could_not_run_is_an_error_when_pasted_and_a_note_from_the_probe():

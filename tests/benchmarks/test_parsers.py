@@ -67,7 +67,7 @@ def test_iperf3_refused_connection_is_a_tool_error():
     with pytest.raises(ToolError) as caught:
         parse("iperf3", (DATA / "iperf3_refused.json").read_text())
     assert caught.value.tool == "iperf3"
-    assert "Connection refused" in caught.value.reason
+    assert "Connection refused" in str(caught.value.reason)
 
 
 # ---------------------------------------------------------------- fio

@@ -70,10 +70,10 @@ def test_a_row_cut_short_is_still_named():
     text = (RDMA / "ib_write_bw_ofed_1.5_quoted.txt").read_text().replace("937.61 937.60", "937.61")
     with pytest.raises(ParseError) as caught:
         parse("perftest", text)
-    assert "'65536 5000 937.61'" in caught.value.reason and "4" in caught.value.reason
+    assert "'65536 5000 937.61'" in str(caught.value.reason) and "4" in str(caught.value.reason)
 
 
 def test_an_unreadable_output_names_the_accepted_perftest_layouts():
     with pytest.raises(ParseError) as caught:
         parse("perftest", "Couldn't connect to 10.0.0.2:18515\n")
-    assert "没有 MsgRate 列的旧版 OFED" in caught.value.reason and "空格" in caught.value.reason
+    assert "没有 MsgRate 列的旧版 OFED" in str(caught.value.reason) and "空格" in str(caught.value.reason)

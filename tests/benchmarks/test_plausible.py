@@ -107,7 +107,7 @@ def test_read_samples_turns_python_errors_into_parse_errors(raised, words):
 
     with pytest.raises(ParseError) as caught:
         read_samples(parser, "x", "ping")
-    assert caught.value.tool == "ping" and words in caught.value.reason
+    assert caught.value.tool == "ping" and words in str(caught.value.reason)
 
 
 def test_read_samples_passes_parse_errors_and_samples_through():
