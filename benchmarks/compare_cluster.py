@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchmarks.compare import Comparison, Inputs, Verdict, check, model_key, ratio_verdict
+from benchmarks.checks import Comparison, Inputs, Verdict, check, model_key, ratio_verdict
 from benchmarks.probes.gpu_health import SERIOUS_XIDS, slowdowns
 
 
