@@ -423,6 +423,9 @@ def test_a_later_executed_run_of_the_same_checks_replaces_the_upload_as_evidence
         comparisons=[passed],
     )
     session.add(executed)
+    session.flush()
+    disk = {"metric": "storage_class", "value": "local_nvme", "unit": "", "metadata": {"reason": "nvme"}}
+    session.add(BenchStep(run_id=executed.id, step="disk_type", probe="disk", samples=[disk]))  # measured
     session.commit()
     assert executed.origin == "executed" and executed.id > upload.id
     fact = facts.gather_facts(session, claimed)["benchmarks"]
