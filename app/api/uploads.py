@@ -25,7 +25,7 @@ FIELDS = ("tool", "path", "note", "output")
 class UploadRequest(BaseModel):
     """A tool output captured by hand (multipart/form-data: the same fields, the output as file `file`)."""
 
-    tool: str = Field(description=f"one of: {', '.join(bench_uploads.TOOLS)}")
+    tool: str = Field(description=f"one of: {', '.join(bench_uploads.upload_tools())}")
     path: str | None = Field(
         default=None, description="intranet or public (iperf3: required; ping: default public); storage"
     )
@@ -36,7 +36,7 @@ class UploadRequest(BaseModel):
 class UploadForm(BaseModel):
     """The same upload as multipart/form-data: the output as the file `file` (UTF-8 or GBK), or as text."""
 
-    tool: str = Field(description=f"one of: {', '.join(bench_uploads.TOOLS)}")
+    tool: str = Field(description=f"one of: {', '.join(bench_uploads.upload_tools())}")
     path: str = Field(default="", description="as in the JSON body")
     note: str = Field(default="", max_length=bench_uploads.MAX_NOTE)
     file: bytes = Field(default=b"", description="the tool's output as a file (UTF-8 or GBK)")

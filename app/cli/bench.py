@@ -19,6 +19,19 @@ if TYPE_CHECKING:
 bench_group = AppGroup("bench", help="Trial-server benchmarks: parse tool outputs, run suites.")
 
 
+class RegistryChoice(LazyChoice):
+    """A LazyChoice read from a registry on every use, so a probe registered after start-up is offered too."""
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The values registered now."""
+        return tuple(self._load())
+
+    @choices.setter
+    def choices(self, _value: Any) -> None:
+        """click.Choice.__init__ assigns the (empty) values; the registry supplies them instead."""
+
+
 def _tools() -> list[str]:
     from benchmarks.probes import PARSERS, load_probes
 
@@ -33,7 +46,7 @@ def _suites() -> list[str]:
 
 
 @bench_group.command("parse")
-@click.argument("tool", type=LazyChoice(_tools))
+@click.argument("tool", type=RegistryChoice(_tools))
 @click.argument("file", type=click.File("r", encoding="utf-8", errors="replace"))
 def parse_command(tool: str, file: Any) -> None:
     """Parse FILE (a saved output of TOOL; - for stdin) and print its samples as a JSON list."""
@@ -103,15 +116,17 @@ def run_command(server_id: int, suite: str, pairs: tuple[str, ...]) -> None:
 
 
 def _upload_tools() -> list[str]:
-    from app.trials.bench_uploads import TOOLS
+    from benchmarks.probes import upload_tools
 
-    return list(TOOLS)
+    return list(upload_tools())
 
 
 @bench_group.command("upload")
 @click.argument("offer_id", type=RECORD_ID)
 @click.argument("file", type=click.File("rb"))
-@click.option("--tool", required=True, type=LazyChoice(_upload_tools), help="The tool whose output FILE is.")
+@click.option(
+    "--tool", required=True, type=RegistryChoice(_upload_tools), help="The tool whose output FILE is."
+)
 @click.option("--path", type=click.Choice(["intranet", "public", "storage"]), help="What it measured.")
 @click.option("--note", default=None, help="A note kept with the run (where and when it was captured).")
 def upload_command(offer_id: int, file: Any, tool: str, path: str | None, note: str | None) -> None:

@@ -1,5 +1,6 @@
-"""Tool outputs captured by hand: an analyst uploads the raw output of one of the TOOLS (ping, iperf3, fio,
-nvidia-smi, dcgmi ...) for an offer, and it becomes a finished benchmark run with origin "uploaded".
+"""Tool outputs captured by hand: an analyst uploads the raw output of a registered upload tool (ping,
+iperf3, fio, nvidia-smi, dcgmi ... see benchmarks.probes.upload_tools) for an offer, and it becomes a
+finished benchmark run with origin "uploaded".
 
 The text is kept verbatim with the SHA-256 of the uploaded bytes, parsed by the probes' own pure parsers
 and compared with the offer's claims exactly as an executed run is (benchmarks.compare, thresholds from
@@ -17,7 +18,6 @@ from typing import Any
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
-from app.core.clock import aware
 from app.core.errors import FieldError, InvalidInput, NotFound
 from app.core.i18n import localized
 from app.credentials.rechecks import recheck
@@ -27,9 +27,8 @@ from app.models.trials import BenchRun, BenchStep, RunOrigin, RunState
 from app.trials.bench_runs import claims_of, thresholds
 from benchmarks.compare import compare
 from benchmarks.plausible import implausible
-from benchmarks.probes import dcgm, get_parser
+from benchmarks.probes import get_parser, upload_tools
 from benchmarks.probes.disk import classify
-from benchmarks.probes.gpu_health import HEALTH_QUERY
 from benchmarks.sample import ParseError, Sample, read_samples
 
 MAX_UPLOAD_BYTES = 1024 * 1024  # fits bench_runs.MAX_STORED_OUTPUT, so the text is always kept whole
@@ -37,50 +36,6 @@ MAX_NOTE = 500
 UPLOAD_SUITE = "upload"
 PATHS = ("intranet", "public", "storage")
 ENCODINGS = ("utf-8-sig", "gb18030")  # GB18030 reads GBK and GB2312 too
-
-
-@dataclass(frozen=True)
-class UploadTool:
-    """How one tool's output is read: its parser, the suite step it stands for, and the paths it fits."""
-
-    parser: str
-    step: str
-    paths: tuple[str, ...]  # accepted --path values, the first is the default; () takes none
-    command: str  # how to capture it, shown on the form
-    path_required: bool = False
-
-
-TOOLS: dict[str, UploadTool] = {
-    "ping": UploadTool("ping", "ping", ("public", "intranet"), "ping -c 20 ADDRESS"),
-    "iperf3": UploadTool(
-        "iperf3", "iperf3", ("intranet", "public"), "iperf3 -c ADDRESS -t 10 -J [-P 4] [-R]", True
-    ),
-    "fio": UploadTool(
-        "fio",
-        "fio_randread",
-        ("storage",),
-        "fio --name=randread --rw=randread --bs=4k --direct=1 --numjobs=32 --group_reporting "
-        "--size=1G --runtime=30 --time_based --output-format=json --filename=/DATA/fio.test",
-    ),
-    "lsblk": UploadTool("lsblk", "disk_type", ("storage",), "lsblk -J -d -o NAME,ROTA,TRAN,MODEL,SIZE,TYPE"),
-    "findmnt": UploadTool(
-        "findmnt", "disk_type", ("storage",), "findmnt -J -T /DATA -o SOURCE,TARGET,FSTYPE,OPTIONS"
-    ),
-    "nvidia-smi": UploadTool(
-        "nvidia-smi",
-        "gpu",
-        (),
-        "nvidia-smi --query-gpu=index,name,memory.total,driver_version,pci.bus_id --format=csv",
-    ),
-    "nvidia-smi-health": UploadTool(
-        "nvidia-smi", "gpu_health", (), f"nvidia-smi --query-gpu={','.join(HEALTH_QUERY)} --format=csv"
-    ),
-    "dmesg": UploadTool("xid", "gpu_health", (), "dmesg (or journalctl -k --no-pager)"),
-    "dcgmi": UploadTool(dcgm.TOOL, "gpu_health", (), dcgm.DIAG_COMMAND),
-    "nccl-tests": UploadTool("nccl", "collective", (), "all_reduce_perf -b 8 -e 8G -f 2 -g GPUS"),
-    "ibv_devinfo": UploadTool("ibv_devinfo", "rdma", (), "ibv_devinfo -v"),
-    "perftest": UploadTool("perftest", "rdma", ("intranet",), "ib_write_bw --report_gbits PEER_ADDRESS"),
-}
 
 
 @dataclass(frozen=True)
@@ -121,9 +76,9 @@ def decode_output(data: bytes | str | None) -> DecodedOutput:
 
 def _tool_and_path(tool: str, path: str | None) -> tuple[list[FieldError], str | None]:
     """Problems with tool and path, and the path to use."""
-    spec = TOOLS.get(tool)
+    spec = upload_tools().get(tool)
     if spec is None:
-        known = ", ".join(TOOLS)
+        known = ", ".join(upload_tools())
         return [
             FieldError("tool", _("不支持的工具 %(tool)s；可选：%(known)s", tool=repr(tool), known=known))
         ], None
@@ -159,7 +114,7 @@ def get_offer(session: Session, offer_id: int) -> Offer:
 def parse_upload(tool: str, text: str) -> list[Sample]:
     """Samples of `text` by the tool's registered parser, each plausible; else InvalidInput on "output"."""
     try:
-        samples = read_samples(get_parser(TOOLS[tool].parser), text, tool)
+        samples = read_samples(get_parser(upload_tools()[tool].parser), text, tool)
     except ParseError as exc:
         if exc.kind == "tool_error":
             message = _(
@@ -206,7 +161,7 @@ def step_name(tool: str, samples: list[Sample]) -> str:
             return "iperf3_parallel"
     if tool == "fio" and not any(s.metric == "read_iops" for s in samples):
         return "fio_write"
-    return TOOLS[tool].step
+    return upload_tools()[tool].step
 
 
 def storage_class(tool: str, samples: list[Sample]) -> Sample | None:
@@ -316,7 +271,7 @@ def _step(
         "duration": 0.0,
         "truncated": False,
         "timed_out": False,
-        "parser": TOOLS[tool].parser,
+        "parser": upload_tools()[tool].parser,
         "parse_args": {},
         "metadata": {"path": path, "sha256": decoded.sha256, "bytes": len(decoded.raw)},
         "encoding": decoded.encoding,
@@ -358,11 +313,6 @@ def upload_summary(session: Session, run: BenchRun) -> dict[str, Any]:
     }
 
 
-def fact_runs(session: Session, provider_id: int) -> list[dict[str, Any]]:
-    """For the "benchmarks" fact: the provider's latest uploads (see latest_uploads)."""
-    return [_fact_entry(run) for run in latest_uploads(session, provider_id)]
-
-
 def latest_uploads(session: Session, provider_id: int) -> list[BenchRun]:
     """The latest upload per offer, tool, path and the checks it settles (fio random reads and fio writes
     are different evidence), unless gpuvet itself later ran a suite for that offer that measured one of
@@ -373,11 +323,6 @@ def latest_uploads(session: Session, provider_id: int) -> list[BenchRun]:
         .order_by(col(BenchRun.id).desc())
     ).all()
     return pick_latest_uploads(runs)
-
-
-def upload_fact_runs(runs: Sequence[BenchRun]) -> list[dict[str, Any]]:
-    """fact_runs over one provider's finished runs given newest first (see latest_uploads)."""
-    return [_fact_entry(run) for run in pick_latest_uploads(runs)]
 
 
 def pick_latest_uploads(runs: Sequence[BenchRun]) -> list[BenchRun]:
@@ -397,19 +342,3 @@ def pick_latest_uploads(runs: Sequence[BenchRun]) -> list[BenchRun]:
             if run.offer_id is not None and checks & executed_after.get(run.offer_id, set()):
                 superseded.add(run.id)  # type: ignore[arg-type]
     return [run for run in latest.values() if run.id not in superseded]
-
-
-def _fact_entry(run: BenchRun) -> dict[str, Any]:
-    return {
-        "run_id": run.id,
-        "origin": RunOrigin.uploaded.value,
-        "uploaded_by": run.uploaded_by_name,
-        "raw_sha256": run.raw_sha256,
-        "tool": run.params.get("tool"),
-        "trial_server_id": None,
-        "trial_server": None,
-        "offer_id": run.offer_id,
-        "suite": run.suite,
-        "finished_at": aware(run.finished_at).isoformat() if run.finished_at else None,
-        "comparisons": run.comparisons,
-    }

@@ -134,7 +134,7 @@ def _tab(provider: Any, *, upload_values: dict[str, Any], upload_errors: dict[st
         runs=bench_runs.list_runs(session, provider_id=provider.id, limit=30),
         state_labels=RUN_STATE_LABELS,
         state_colours=RUN_STATE_COLOURS,
-        upload_tools=bench_uploads.TOOLS,
+        upload_tools=bench_uploads.upload_tools(),
         upload_paths=UPLOAD_PATHS,
         upload_values=upload_values,
         upload_errors=upload_errors,

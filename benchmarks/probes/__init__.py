@@ -1,7 +1,10 @@
-"""Probe and parser registries: each module in this package registers its probe and its parsers.
+"""Probe, parser and upload registries: each module in this package registers what it brings.
 
 A probe (prepare / run / cleanup) runs commands; a parser is a pure function text -> list[Sample]
-that the suite runner calls on the raw output the probe recorded. Duplicate names raise.
+that the suite runner calls on the raw output the probe recorded; an upload tool says how an output
+captured by hand is read (its parser, the suite step it stands for, the command to capture it). The CLI
+choices, the upload form and the API read these registries; docs/extending.md lists what a new probe
+declares. Duplicate names raise.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import functools
 import importlib
 import pkgutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.gc_pause import without_gc
@@ -23,6 +27,38 @@ Parser = Callable[..., "list[Sample]"]
 
 PROBES: dict[str, type[Probe]] = {}
 PARSERS: dict[str, Parser] = {}
+
+
+@dataclass(frozen=True)
+class UploadTool:
+    """How one tool's output captured by hand is read: its parser, the suite step it stands for, the paths
+    it fits (the first is the default; () takes none), the command to capture it (shown on the form), and
+    `order`, its place in the lists of upload tools."""
+
+    name: str
+    parser: str
+    step: str
+    paths: tuple[str, ...]
+    command: str
+    path_required: bool = False
+    order: int = 1000
+
+
+UPLOADS: dict[str, UploadTool] = {}
+
+
+def register_upload(tool: UploadTool) -> UploadTool:
+    """Register an upload tool under `tool.name`; a duplicate name raises."""
+    if tool.name in UPLOADS:
+        raise ValueError(f"upload tool {tool.name!r} is registered twice")
+    UPLOADS[tool.name] = tool
+    return tool
+
+
+def upload_tools() -> dict[str, UploadTool]:
+    """Every registered upload tool by name, in their `order` (then by name)."""
+    load_probes()
+    return {tool.name: tool for tool in sorted(UPLOADS.values(), key=lambda tool: (tool.order, tool.name))}
 
 
 def register_probe(cls: type[Probe]) -> type[Probe]:

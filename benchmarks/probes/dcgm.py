@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from benchmarks.messages import message as _
-from benchmarks.probes import register_parser
+from benchmarks.probes import UploadTool, register_parser, register_upload
 from benchmarks.probes._json import load_json_object
 from benchmarks.sample import ParseError, Sample, ToolError, new_sample
 
@@ -204,3 +204,7 @@ def _facts(data: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
         None,
     )
     return {"dcgm_version": version, "driver_version": driver}
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(UploadTool("dcgmi", TOOL, "gpu_health", (), DIAG_COMMAND, order=90))

@@ -13,7 +13,7 @@ from typing import Any
 from jc.parsers import lsblk as jc_lsblk
 
 from benchmarks.messages import message as _
-from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes import UploadTool, register_parser, register_probe, register_upload
 from benchmarks.probes._json import dig, load_json_object
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.sample import ParseError, Sample
@@ -228,3 +228,21 @@ class DiskProbe(Probe):
         )
         if result.timed_out:
             raise ProbeFailed(_("lsblk/findmnt 超时"))
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(
+    UploadTool(
+        "lsblk", "lsblk", "disk_type", ("storage",), "lsblk -J -d -o NAME,ROTA,TRAN,MODEL,SIZE,TYPE", order=40
+    )
+)
+register_upload(
+    UploadTool(
+        "findmnt",
+        "findmnt",
+        "disk_type",
+        ("storage",),
+        "findmnt -J -T /DATA -o SOURCE,TARGET,FSTYPE,OPTIONS",
+        order=50,
+    )
+)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.messages import message as _
-from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes import UploadTool, register_parser, register_probe, register_upload
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed, check_result
 from benchmarks.sample import ParseError, Sample, ToolError
@@ -318,3 +318,17 @@ class FioProbe(Probe):
         if self.mode == "randread":
             return params.fio_seconds + params.fio_size_mib / 500
         return params.write_size_mib / 200
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(
+    UploadTool(
+        "fio",
+        "fio",
+        "fio_randread",
+        ("storage",),
+        "fio --name=randread --rw=randread --bs=4k --direct=1 --numjobs=32 --group_reporting "
+        "--size=1G --runtime=30 --time_based --output-format=json --filename=/DATA/fio.test",
+        order=30,
+    )
+)

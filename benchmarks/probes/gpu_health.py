@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from benchmarks.messages import message as _
-from benchmarks.probes import dcgm, register_parser, register_probe
+from benchmarks.probes import UploadTool, dcgm, register_parser, register_probe, register_upload
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.sample import ParseError, Sample, ToolError
 
@@ -126,3 +126,17 @@ class GpuHealthProbe(Probe):
     def estimated_seconds(self, params) -> float:
         """A few seconds (dcgmi diag -r 1 takes some more where DCGM is installed)."""
         return 10
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(
+    UploadTool(
+        "nvidia-smi-health",
+        "nvidia-smi",
+        "gpu_health",
+        (),
+        f"nvidia-smi --query-gpu={','.join(HEALTH_QUERY)} --format=csv",
+        order=70,
+    )
+)
+register_upload(UploadTool("dmesg", TOOL, "gpu_health", (), "dmesg (or journalctl -k --no-pager)", order=80))

@@ -11,7 +11,7 @@ import contextlib
 from typing import Any
 
 from benchmarks.messages import message as _
-from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes import UploadTool, register_parser, register_probe, register_upload
 from benchmarks.probes._json import dig, load_json_object, number
 from benchmarks.probes.base import LOCAL, PEER, TARGET, Probe, ProbeContext, ProbeFailed, check_result
 from benchmarks.probes.iperf3_text import looks_like_text, parse_text
@@ -234,3 +234,17 @@ class Iperf3Probe(Probe):
             repeats = params.stability_repeats
             return repeats * (params.stability_test_seconds + 1) + (repeats - 1) * params.stability_interval_s
         return params.iperf3_seconds + 1
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(
+    UploadTool(
+        "iperf3",
+        "iperf3",
+        "iperf3",
+        ("intranet", "public"),
+        "iperf3 -c ADDRESS -t 10 -J [-P 4] [-R]",
+        True,
+        20,
+    )
+)

@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from benchmarks.messages import message as _
-from benchmarks.probes import register_parser
+from benchmarks.probes import UploadTool, register_parser, register_upload
 from benchmarks.sample import ParseError, Sample, ToolError, new_sample
 
 TOOL = "nccl-tests"
@@ -166,3 +166,9 @@ def parse_output(text: str) -> list[Sample]:
     if average is not None:
         samples.append(Sample("nccl_busbw_average", float(average["value"]), "GB/s", dict(metadata)))
     return samples
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(
+    UploadTool("nccl-tests", "nccl", "collective", (), "all_reduce_perf -b 8 -e 8G -f 2 -g GPUS", order=100)
+)

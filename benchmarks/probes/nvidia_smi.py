@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from benchmarks.messages import message as _
-from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes import UploadTool, register_parser, register_probe, register_upload
 from benchmarks.probes.base import TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.probes.nvidia_smi_query import NUMERIC_FIELDS, looks_like_query, parse_query
 from benchmarks.probes.nvidia_smi_table import looks_like_table, parse_table
@@ -336,3 +336,16 @@ class NvidiaSmiProbe(Probe):
     def estimated_seconds(self, params) -> float:
         """The sampling window."""
         return params.gpu_seconds + 2 if self.mode == "sampling" else 2
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(
+    UploadTool(
+        "nvidia-smi",
+        "nvidia-smi",
+        "gpu",
+        (),
+        "nvidia-smi --query-gpu=index,name,memory.total,driver_version,pci.bus_id --format=csv",
+        order=60,
+    )
+)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from benchmarks.messages import message as _
-from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes import UploadTool, register_parser, register_probe, register_upload
 from benchmarks.probes.base import LOCAL, TARGET, Probe, ProbeContext, ProbeFailed
 from benchmarks.sample import ParseError, Sample
 
@@ -97,3 +97,7 @@ class PingProbe(Probe):
     def estimated_seconds(self, params) -> float:
         """About count x interval per route."""
         return params.ping_count * params.ping_interval_s + 1
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(UploadTool("ping", "ping", "ping", ("public", "intranet"), "ping -c 20 ADDRESS", order=10))

@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmarks.messages import message as _
 from benchmarks.params import SuiteParams
-from benchmarks.probes import register_parser, register_probe
+from benchmarks.probes import UploadTool, register_parser, register_probe, register_upload
 from benchmarks.probes.base import PEER, TARGET, Probe, ProbeContext, ProbeFailed, check_result
 from benchmarks.sample import ParseError, Sample
 from benchmarks.ssh import CommandResult
@@ -289,3 +289,12 @@ class RdmaProbe(Probe):
     def estimated_seconds(self, params: SuiteParams) -> float:
         """The bandwidth test's length plus the latency test."""
         return params.iperf3_seconds + 5
+
+
+# Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
+register_upload(UploadTool("ibv_devinfo", "ibv_devinfo", "rdma", (), "ibv_devinfo -v", order=110))
+register_upload(
+    UploadTool(
+        "perftest", "perftest", "rdma", ("intranet",), "ib_write_bw --report_gbits PEER_ADDRESS", order=120
+    )
+)
