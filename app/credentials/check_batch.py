@@ -16,7 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import sqlalchemy as sa
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from app.credentials import watch
 from app.credentials.batch_facts import gather_many
@@ -56,14 +56,11 @@ def evaluate_many(session: Session, provider_ids: Sequence[int], today: date) ->
 
 
 def _previous_runs(session: Session, provider_ids: list[int]) -> dict[int, tuple[int, str]]:
-    """Each provider's latest stored run: {provider id: (run id, verdict)}."""
-    latest = (
-        select(func.max(CheckRun.id))
-        .where(col(CheckRun.provider_id).in_(provider_ids))
-        .group_by(col(CheckRun.provider_id))
-    )
+    """Each provider's latest stored run: {provider id: (run id, verdict)} (its pointer)."""
     rows = session.exec(
-        select(CheckRun.provider_id, CheckRun.id, CheckRun.verdict).where(col(CheckRun.id).in_(latest))
+        select(CheckRun.provider_id, CheckRun.id, CheckRun.verdict).where(
+            col(CheckRun.id).in_(latest_runs.latest_run_ids(provider_ids))
+        )
     ).all()
     return {provider_id: (run_id, verdict) for provider_id, run_id, verdict in rows}
 

@@ -19,7 +19,7 @@ from app.credentials.watch import record_check_changes
 from app.models import Datacenter, Provider
 from app.models.checks import CheckRun, StoredFinding
 from app.models.fields import blank_to_none, resolve_province_name
-from app.models.latest_runs import POINTER, is_latest_run
+from app.models.latest_runs import POINTER, is_latest_run, latest_run_ids
 from app.registry.providers import MAX_PAGE, get_provider
 from app.vetting.findings import (
     RULES,
@@ -173,10 +173,8 @@ def run_check(
 
 
 def latest_check(session: Session, *, provider_id: int) -> CheckRun | None:
-    """The provider's most recent check run, if any."""
-    return session.exec(
-        select(CheckRun).where(CheckRun.provider_id == provider_id).order_by(col(CheckRun.id).desc())
-    ).first()
+    """The provider's most recent check run, if any (its pointer, app.models.latest_runs)."""
+    return session.exec(select(CheckRun).where(col(CheckRun.id).in_(latest_run_ids([provider_id])))).first()
 
 
 def run_findings(session: Session, *, check_run_id: int) -> list[StoredFinding]:

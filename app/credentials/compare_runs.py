@@ -19,6 +19,7 @@ from app.core import clock as localtime
 from app.core.errors import InvalidInput, NotFound
 from app.core.limits import MAX_ID
 from app.models.checks import CheckRun, StoredFinding
+from app.models.latest_runs import latest_run_ids
 from app.models.reports import ExportRecord, ReportKind
 from app.models.watch import ChangeEvent
 
@@ -230,7 +231,7 @@ def previous_ref(session: Session, provider_id: int, ref: str) -> str | None:
 
 def latest_run_ref(session: Session, provider_id: int) -> str | None:
     """The provider's latest check run as a reference, or None when never checked."""
-    latest = session.exec(select(func.max(CheckRun.id)).where(CheckRun.provider_id == provider_id)).one()
+    latest = session.execute(latest_run_ids([provider_id])).scalar()
     return f"run:{latest}" if latest else None
 
 

@@ -118,6 +118,28 @@ def test_verdicts_of_a_page_takes_a_constant_number_of_statements(session, compl
     assert many == single and many <= 12
 
 
+def test_a_verdict_page_finds_the_latest_check_runs_once_through_the_pointer(session, compliant):
+    checks.run_check(session, provider_id=compliant.id)
+    latest = checks.run_check(session, provider_id=compliant.id)
+    engine = session.get_bind()
+    statements: list[str] = []
+
+    def count(_conn, _cursor, statement, *_args):
+        statements.append(statement)
+
+    sa.event.listen(engine, "before_cursor_execute", count)
+    try:
+        found = verdicts.verdicts_of(session, [compliant.id])[compliant.id]
+    finally:
+        sa.event.remove(engine, "before_cursor_execute", count)
+    finding_latest = [
+        s for s in statements if "latest_check_run_id" in s or re.search(r"max\(check_run\.id\)", s)
+    ]
+    pointer = session.exec(select(Provider.latest_check_run_id).where(Provider.id == compliant.id)).one()
+    assert found.check_run_id == latest.id == pointer
+    assert len(finding_latest) == 1 and "latest_check_run_id" in finding_latest[0]
+
+
 def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
