@@ -7,13 +7,15 @@ accepted natures and statuses come from vetting.yaml through context.knowledge.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from app.vetting.findings import Finding, RuleContext, Severity
-from app.vetting.rules._common import load_knowledge, parsed
+from app.vetting.rules._common import load_knowledge, parsed, registry
 
+T = TypeVar("T")
 SOURCES_FILE = Path(__file__).resolve().parents[2] / "knowledge" / "sources.yaml"
 _DIGITS = re.compile(r"\D")
 
@@ -92,6 +94,53 @@ def registry_numbers(provider: Any) -> dict[str, list[tuple[str, Any, str]]]:
     if provider.uscc:
         numbers.setdefault("uscc", []).append((provider.uscc, provider, "provider"))
     return numbers
+
+
+def number_keys(kind: str, numbers: Iterable[str | None]) -> set[tuple[str, ...]]:
+    """The comparison keys of the numbers that parse as `kind` (the others match nothing)."""
+    return {key for key in (number_key(kind, number) for number in numbers) if key is not None}
+
+
+@dataclass(frozen=True)
+class RecordedNumbers:
+    """The registry's numbers of one kind, compared with numbers observed elsewhere (lookup, website)."""
+
+    kind: str
+    entries: list[tuple[str, Any, str]]
+
+    @property
+    def numbers(self) -> list[str]:
+        """The recorded numbers as shown."""
+        return [number for number, _, _ in self.entries]
+
+    @property
+    def evidence(self) -> list[dict[str, Any]]:
+        """A registry reference to each recorded number."""
+        return [registry(entity, record.id, "number", number) for number, record, entity in self.entries]
+
+    def holds(self, number: str | None) -> bool:
+        """Whether an observed number is one of the recorded ones."""
+        key = number_key(self.kind, number)
+        return key is not None and key in number_keys(self.kind, self.numbers)
+
+    def missing_from(self, observed: Iterable[str | None]) -> list[tuple[str, Any, str]]:
+        """The recorded entries that none of the observed numbers matches."""
+        keys = number_keys(self.kind, observed)
+        return [entry for entry in self.entries if number_key(self.kind, entry[0]) not in keys]
+
+    def unrecorded(self, observed: Iterable[tuple[str | None, T]]) -> Iterator[tuple[str, T]]:
+        """(number, item) for each observed number that parses and matches no recorded one, once each."""
+        seen = number_keys(self.kind, self.numbers)
+        for number, item in observed:
+            key = number_key(self.kind, number)
+            if key is not None and key not in seen:
+                seen.add(key)
+                yield str(number), item
+
+
+def recorded_numbers(provider: Any, kind: str) -> RecordedNumbers:
+    """The provider's recorded numbers of one kind (registry_numbers)."""
+    return RecordedNumbers(kind, registry_numbers(provider).get(kind, []))
 
 
 def joined(items: Iterable[Any], lang: str = "zh") -> str:

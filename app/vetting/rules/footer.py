@@ -12,7 +12,7 @@ from typing import Any
 
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.rules._common import fold_name, registry
-from app.vetting.rules._sources import KIND_NAMES, joined, number_key, registry_numbers, source_finding
+from app.vetting.rules._sources import KIND_NAMES, joined, recorded_numbers, source_finding
 from scrapers.http import UNREACHABLE_HINTS
 
 COMPARED_KINDS = ("icp_filing", "icp_licence", "licence", "psb_filing", "uscc")
@@ -72,16 +72,16 @@ def filing_not_shown(context: RuleContext) -> Iterator[Finding]:
     fact = _footer(context)
     if fact is None or not fact.get("ok", True):
         return
-    recorded = registry_numbers(context.provider).get("icp_filing", [])
-    if not recorded or any(item.get("kind") == "icp_filing" for item in _shown(fact)):
+    recorded = recorded_numbers(context.provider, "icp_filing")
+    if not recorded.entries or any(item.get("kind") == "icp_filing" for item in _shown(fact)):
         return
     yield source_finding(
         context,
         "footer.filing_not_shown",
         subject="provider",
-        evidence=[*fact.get("evidence", [])[:1], *(registry(e, r.id, "number", n) for n, r, e in recorded)],
+        evidence=[*fact.get("evidence", [])[:1], *recorded.evidence],
         url=fact.get("url", ""),
-        registry=joined(number for number, _, _ in recorded),
+        registry=joined(recorded.numbers),
     )
 
 
@@ -95,25 +95,24 @@ def number_mismatch(context: RuleContext) -> Iterator[Finding]:
     fact = _footer(context)
     if fact is None:
         return
-    recorded = registry_numbers(context.provider)
     for item in _shown(fact):
         kind = item.get("kind", "")
         if kind not in COMPARED_KINDS or not item.get("valid", True):
             continue
-        keys = {number_key(kind, number) for number, _, _ in recorded.get(kind, [])}
-        if not recorded.get(kind) or number_key(kind, item.get("normalized")) in keys:
+        recorded = recorded_numbers(context.provider, kind)
+        if not recorded.entries or recorded.holds(item.get("normalized")):
             continue
         zh, en = KIND_NAMES[kind]
         yield source_finding(
             context,
             "footer.number_mismatch",
             subject=f"footer:{kind}:{item.get('normalized')}",
-            evidence=[_ref(item, fact), *(registry(e, r.id, "number", n) for n, r, e in recorded[kind])],
+            evidence=[_ref(item, fact), *recorded.evidence],
             url=item.get("url") or fact.get("url", ""),
             kind_zh=zh,
             kind_en=f"the {en}",
             site=item.get("normalized"),
-            registry=joined(number for number, _, _ in recorded[kind]),
+            registry=joined(recorded.numbers),
         )
 
 
@@ -127,10 +126,10 @@ def number_unrecorded(context: RuleContext) -> Iterator[Finding]:
     fact = _footer(context)
     if fact is None:
         return
-    recorded = registry_numbers(context.provider)
     for item in _shown(fact):
         kind = item.get("kind", "")
-        if kind not in COMPARED_KINDS or recorded.get(kind) or not item.get("valid", True):
+        valid = item.get("valid", True)
+        if kind not in COMPARED_KINDS or not valid or recorded_numbers(context.provider, kind).entries:
             continue
         zh, en = KIND_NAMES[kind]
         yield source_finding(

@@ -9,14 +9,14 @@ business items each offer kind needs are read from vetting.yaml (context.knowled
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from typing import Any
 
 from app.core.clock import when
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.rules._common import fold_name, label, registry
-from app.vetting.rules._sources import joined, number_key, registry_numbers
+from app.vetting.rules._sources import joined, recorded_numbers
 from app.vetting.rules._sources import source_finding as _source_finding
 
 
@@ -146,33 +146,19 @@ def icp_unit_name(context: RuleContext) -> Iterator[Finding]:
     yield from _name_mismatches(context, "icp_lookup", "lookup.icp_unit_name", "unitName", "mainLicence")
 
 
-def _official_filings(fact: dict[str, Any]) -> set[tuple[str, ...] | None]:
-    keys = set()
-    for record in _records(fact):
-        for field in ("mainLicence", "serviceLicence"):
-            keys.add(number_key("icp_filing", record.get(field)))
-    keys.discard(None)
-    return keys
-
-
-@rule(
-    "lookup.icp_number_mismatch",
-    title_zh="登记的备案号官方未查到",
-    title_en="Recorded filing not found officially",
-)
-def icp_number_mismatch(context: RuleContext) -> Iterator[Finding]:
-    """Recorded ICP filings missing from the official results (only when the lookup found something)."""
-    fact = _fact(context, "icp_lookup")
+def _number_mismatches(
+    context: RuleContext, fact_name: str, rule_id: str, kind: str, number_fields: tuple[str, ...]
+) -> Iterator[Finding]:
+    """Recorded numbers missing from the official results (only when the lookup found something)."""
+    fact = _fact(context, fact_name)
     if fact is None or not _records(fact):
         return
-    official = _official_filings(fact)
-    found = sorted({record.get("mainLicence") or "" for record in _records(fact)} - {""})
-    for number, record, entity in registry_numbers(context.provider).get("icp_filing", []):
-        if number_key("icp_filing", number) in official:
-            continue
+    observed = [record.get(field) for record in _records(fact) for field in number_fields]
+    found = sorted({record.get(number_fields[0]) or "" for record in _records(fact)} - {""})
+    for number, record, entity in recorded_numbers(context.provider, kind).missing_from(observed):
         yield source_finding(
             context,
-            "lookup.icp_number_mismatch",
+            rule_id,
             subject=f"{entity}:{record.id}",
             evidence=[*_refs(fact), registry(entity, record.id, "number", number)],
             registry=number,
@@ -182,30 +168,53 @@ def icp_number_mismatch(context: RuleContext) -> Iterator[Finding]:
         )
 
 
+def _unrecorded(
+    context: RuleContext,
+    fact_name: str,
+    rule_id: str,
+    kind: str,
+    number_field: str,
+    details: Callable[[dict[str, Any]], dict[str, Any]],
+) -> Iterator[Finding]:
+    """Official numbers the registry does not hold, once each, described by `details(record)`."""
+    fact = _fact(context, fact_name)
+    if fact is None:
+        return
+    observed = ((record.get(number_field), record) for record in _records(fact))
+    for number, record in recorded_numbers(context.provider, kind).unrecorded(observed):
+        yield source_finding(
+            context,
+            rule_id,
+            subject=f"{fact_name}:{number}",
+            evidence=_refs(fact),
+            number=number,
+            **details(record),
+        )
+
+
+@rule(
+    "lookup.icp_number_mismatch",
+    title_zh="登记的备案号官方未查到",
+    title_en="Recorded filing not found officially",
+)
+def icp_number_mismatch(context: RuleContext) -> Iterator[Finding]:
+    """Recorded ICP filings missing from the official results (only when the lookup found something)."""
+    yield from _number_mismatches(
+        context, "icp_lookup", "lookup.icp_number_mismatch", "icp_filing", ("mainLicence", "serviceLicence")
+    )
+
+
 @rule("lookup.icp_unrecorded", title_zh="官方备案未登记", title_en="Official filing not recorded")
 def icp_unrecorded(context: RuleContext) -> Iterator[Finding]:
     """Official filings (entity numbers) that the registry does not hold."""
-    fact = _fact(context, "icp_lookup")
-    if fact is None:
-        return
-    recorded = {
-        number_key("icp_filing", n) for n, _, _ in registry_numbers(context.provider).get("icp_filing", [])
-    }
-    seen = set()
-    for record in _records(fact):
-        number = record.get("mainLicence")
-        key = number_key("icp_filing", number)
-        if key is None or key in recorded or key in seen:
-            continue
-        seen.add(key)
-        yield source_finding(
-            context,
-            "lookup.icp_unrecorded",
-            subject=f"icp_lookup:{number}",
-            evidence=_refs(fact),
-            number=number,
-            domain=record.get("domain") or "—",
-        )
+    yield from _unrecorded(
+        context,
+        "icp_lookup",
+        "lookup.icp_unrecorded",
+        "icp_filing",
+        "mainLicence",
+        lambda record: {"domain": record.get("domain") or "—"},
+    )
 
 
 # ------------------------------------------------------------------------------------------------ licences
@@ -398,45 +407,28 @@ def licence_company_name(context: RuleContext) -> Iterator[Finding]:
 )
 def licence_number_mismatch(context: RuleContext) -> Iterator[Finding]:
     """Recorded licence numbers missing from the official results (only when the lookup found something)."""
-    fact = _fact(context, "licence_lookup")
-    if fact is None or not _records(fact):
-        return
-    official = {number_key("licence", record.get("licenceNo")) for record in _records(fact)}
-    found = sorted({record.get("licenceNo") or "" for record in _records(fact)} - {""})
-    for number, record, entity in registry_numbers(context.provider).get("licence", []):
-        if number_key("licence", number) in official:
-            continue
-        yield source_finding(
-            context,
-            "lookup.licence_number_mismatch",
-            subject=f"{entity}:{record.id}",
-            evidence=[*_refs(fact), registry(entity, record.id, "number", number)],
-            registry=number,
-            query=fact.get("query"),
-            found=joined(found),
-            found_en=joined(found, "en"),
-        )
+    yield from _number_mismatches(
+        context, "licence_lookup", "lookup.licence_number_mismatch", "licence", ("licenceNo",)
+    )
+
+
+def _status_details(context: RuleContext, record: dict[str, Any]) -> dict[str, Any]:
+    """An official licence's status in each language ('—' when it has none)."""
+    status = record.get("status") or ""
+    return {
+        "status": status or "—",
+        "status_en": label(context, "licence_status", status, "en") if status else "—",
+    }
 
 
 @rule("lookup.licence_unrecorded", title_zh="官方许可证未登记", title_en="Official licence not recorded")
 def licence_unrecorded(context: RuleContext) -> Iterator[Finding]:
     """Official licences the registry does not hold."""
-    fact = _fact(context, "licence_lookup")
-    if fact is None:
-        return
-    recorded = {number_key("licence", n) for n, _, _ in registry_numbers(context.provider).get("licence", [])}
-    for record in _records(fact):
-        number = record.get("licenceNo")
-        key = number_key("licence", number)
-        if key is None or key in recorded:
-            continue
-        status = record.get("status") or ""
-        yield source_finding(
-            context,
-            "lookup.licence_unrecorded",
-            subject=f"licence_lookup:{number}",
-            evidence=_refs(fact),
-            number=number,
-            status=status or "—",
-            status_en=label(context, "licence_status", status, "en") if status else "—",
-        )
+    yield from _unrecorded(
+        context,
+        "licence_lookup",
+        "lookup.licence_unrecorded",
+        "licence",
+        "licenceNo",
+        lambda record: _status_details(context, record),
+    )
