@@ -17,6 +17,8 @@ from flask_babel import gettext as _
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from app.core.allow_lists import parse_host_entries
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -99,7 +101,8 @@ class Settings(BaseSettings):
 
     # Outbound HTTP (scrapers/http.py). Allow-lists are comma-separated; they admit otherwise refused
     # private/loopback addresses (CIDRs) or trusted host names ("*.example.cn" matches subdomains). A host
-    # name admits private addresses only, on ports 80/443 unless given as "host:port" (scrapers/addresses.py).
+    # name admits private addresses only, on ports 80/443 unless given as "host:port" (app/core/allow_lists.py
+    # reads the entries, scrapers/addresses.py applies them).
     fetch_allow_cidrs: Annotated[tuple[str, ...], NoDecode] = Field(
         default=(), alias="GPUVET_FETCH_ALLOW_CIDRS"
     )
@@ -178,8 +181,6 @@ class Settings(BaseSettings):
     @field_validator("fetch_allow_hosts")
     @classmethod
     def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        from scrapers.addresses import parse_host_entries
-
         parse_host_entries(value)
         return value
 
