@@ -10,6 +10,7 @@ from flask_babel import force_locale
 
 from app.core.config import Settings
 from app.core.errors import InvalidInput
+from app.core.i18n import localized
 from app.notify import webhooks as notify_webhooks
 from scrapers.addresses import AddressPolicy, block_reason
 from scrapers.http import AddressGuard, BlockedAddress, HostRateLimiter, HttpClient
@@ -166,8 +167,8 @@ def test_special_ranges_are_named_for_what_they_are(address, code, label):
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 def test_a_documentation_address_is_named_so_in_english(app):
     with app.test_request_context("/"), force_locale("en"):
-        message = str(AddressPolicy().refusal("docs.example", "192.0.2.10", 443))
-        carried = str(AddressPolicy().refusal("docs.example", "2002:c000:20a::", 443))
+        message = localized(AddressPolicy().refusal("docs.example", "192.0.2.10", 443))
+        carried = localized(AddressPolicy().refusal("docs.example", "2002:c000:20a::", 443))
     assert "(documentation address)" in message and "private" not in message
     assert "(embedded IPv4 address 192.0.2.10: documentation address)" in carried
 
