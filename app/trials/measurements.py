@@ -10,7 +10,7 @@ newest (time, then run id). One statement over the bench_figure columns: no samp
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from datetime import date, datetime, timedelta
 from itertools import groupby
 from operator import itemgetter
@@ -20,6 +20,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
 from app.advice.knowledge import assumptions
+from app.core import clock
 from app.core.clock import aware
 from app.models import Offer
 from app.models.trials import BenchRun, RunOrigin, RunState, TrialServer
@@ -82,26 +83,33 @@ def _preference(row: Any, fresh_from: date) -> tuple[bool, bool, datetime, int]:
     )
 
 
-def counting_runs(session: Session, *, today: date | None = None, providers: Providers = None) -> Counting:
-    """Per offer id (of `providers` only, when given) and figure: the figure that counts on `today`."""
-    fresh_from = stale_before(today or date.today())
+def counting_runs(
+    session: Session,
+    *,
+    today: date | None = None,
+    providers: Providers = None,
+    make: Callable[..., Any] = Counted,
+) -> Counting:
+    """Per offer id (of `providers` only, when given) and figure: the figure that counts on `today`, as
+    `make(value, unit, note, run_id, origin, at, verdict)` gives it (a Counted; the ranking makes its
+    Measurement at once, as it reads every offer)."""
+    fresh_from = stale_before(today or clock.business_today())
     connection = session.connection()
     read_time = time_reader(connection.dialect)
     statement = figures_statement(recent_run_ids(providers), connection.dialect)
     rows = [(*row[:-1], read_time(row[-1])) for row in connection.execute(statement)]
     counting: Counting = {}
+    executed = RunOrigin.executed.value
     for offer_id, group in groupby(rows, key=itemgetter(0)):
         offer_rows = list(group)
         first_run = offer_rows[0][RUN_ID]
         if any(row[RUN_ID] != first_run for row in offer_rows):  # several runs: the most trusted one first
             offer_rows.sort(key=lambda row: _preference(row, fresh_from), reverse=True)
-        figures: dict[str, Counted] = {}
+        figures: dict[str, Any] = {}
         for _offer, key, number, text, unit, note, run_id, origin, verdict, at in offer_rows:
             if key not in figures:
                 value = typed_value(key, number, text)
-                figures[key] = Counted(
-                    value, unit, note, run_id, origin or RunOrigin.executed.value, at, verdict
-                )
+                figures[key] = make(value, unit, note, run_id, origin or executed, at, verdict)
         counting[offer_id] = figures
     return counting
 
