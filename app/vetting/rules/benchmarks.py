@@ -1,7 +1,9 @@
 """Benchmark findings: trial-server measurements or uploaded outputs that contradict the offer.
 
-Reads the "benchmarks" fact (app.trials.bench_runs): the latest finished run of each trial server and
-the latest uploads, with the claims-versus-measurements comparisons benchmarks.compare stored on them.
+Reads the "benchmarks" fact (app.trials.bench_runs): the latest finished run of each trial server, the
+latest uploads and the runs that count for an offer's figures, with the claims-versus-measurements
+comparisons benchmarks.compare stored on them; a comparison about a figure another run counts for is left
+out (app.trials.measurements), so a finding rests on the run the ranking and the report cite.
 A comparison that failed becomes a finding here: red flag 12 (shared bandwidth, storage not local NVMe,
 bandwidth far below the claim), IOPS or fsync'd writes far below the claim, GPUs that do not match.
 Texts and severities live in app/knowledge/sources.yaml; a finding from uploaded output weighs at most
