@@ -1,12 +1,48 @@
-"""Times as people read them: stored in UTC, shown in the configured zone (Asia/Shanghai) with its offset."""
+"""The one clock: now (aware, UTC), the business day in the configured zone, and times as people read them
+(stored in UTC, shown in the configured zone, Asia/Shanghai by default, with its offset).
+
+Tests set the clock with `frozen(moment)`; every caller reads the time through `now()` or `business_today()`.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 DEFAULT_ZONE = "Asia/Shanghai"
+
+
+def _system_now() -> datetime:
+    return datetime.now(UTC)
+
+
+_source: Callable[[], datetime] = _system_now
+
+
+def now() -> datetime:
+    """The current moment, zone-aware, in UTC."""
+    return _source().astimezone(UTC)
+
+
+def business_today(moment: datetime | None = None) -> date:
+    """Today's date (or `moment`'s) in the configured zone (GPUVET_TIMEZONE): the day licences expire on."""
+    return to_local(moment or now()).date()
+
+
+@contextmanager
+def frozen(moment: datetime) -> Iterator[None]:
+    """Within the block, `now()` answers `moment` (zone-aware) whatever the server's clock says."""
+    global _source
+    if moment.tzinfo is None:
+        raise ValueError("frozen() needs a zone-aware moment")
+    previous, _source = _source, lambda: moment
+    try:
+        yield
+    finally:
+        _source = previous
 
 
 def aware(value: datetime | None) -> datetime | None:
