@@ -3,6 +3,22 @@
 from enum import StrEnum
 
 
+class Severity(StrEnum):
+    """How much a finding weighs in the verdict."""
+
+    blocker = "blocker"
+    warning = "warning"
+    info = "info"
+
+
+class Verdict(StrEnum):
+    """Overall result of a check run."""
+
+    passed = "pass"
+    needs_review = "needs_review"
+    failed = "fail"
+
+
 class ProviderStatus(StrEnum):
     """Where a provider stands in procurement."""
 

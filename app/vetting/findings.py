@@ -11,24 +11,9 @@ import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from enum import StrEnum
 from typing import Any
 
-
-class Severity(StrEnum):
-    """How much a finding weighs in the verdict."""
-
-    blocker = "blocker"
-    warning = "warning"
-    info = "info"
-
-
-class Verdict(StrEnum):
-    """Overall result of a check run."""
-
-    passed = "pass"
-    needs_review = "needs_review"
-    failed = "fail"
+from app.models.enums import Severity, Verdict  # the vocabulary is keyed by them
 
 
 @dataclass(frozen=True)
