@@ -1,7 +1,8 @@
 """Measured figures: one row per benchmark run and figure, in plain columns the ranking reads directly.
 
 Rows are derived from a succeeded run's samples, claims and comparisons (app.trials.bench_figures) and
-written in the same transaction as the run or its steps, so advising never decodes sample JSON. Which
+written in the same transaction as the run or its steps (an after-flush hook app.trials.bench_figures
+registers when the trials domain is imported), so advising never decodes sample JSON. Which
 run's figure an offer is ranked on (fresh before stale, executed before uploaded, newest) is decided when
 reading, because staleness depends on the day of the advice.
 """
@@ -10,7 +11,6 @@ from datetime import datetime
 from typing import Optional
 
 import sqlalchemy as sa
-from sqlalchemy import event, orm
 from sqlmodel import Field, SQLModel
 
 # The figures a run can supply (the ranking's vocabulary, app.advice.ranking.FIGURES, plus the RTTs).
@@ -47,13 +47,3 @@ class BenchFigure(SQLModel, table=True):
     measured_at: datetime = Field(sa_type=sa.DateTime(timezone=True))  # the run's finish (else creation)
     origin: str = Field(default="executed", max_length=16)  # RunOrigin: executed by gpuvet, or uploaded
     verdict: Optional[str] = Field(default=None, max_length=8)  # the run's comparison with the claim
-
-
-def _after_flush(session: orm.Session, _context: object) -> None:
-    """Keep the figures of runs (and steps) written in this flush in line, in the same transaction."""
-    from app.trials.bench_figures import refresh_after_flush
-
-    refresh_after_flush(session)
-
-
-event.listen(orm.Session, "after_flush", _after_flush)

@@ -16,6 +16,7 @@ from itertools import chain, islice
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
+from sqlalchemy import event, orm
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm.util import identity_key
 
@@ -280,6 +281,14 @@ def refresh_after_flush(session: Any) -> None:
     run_ids = runs_to_refresh(session)
     if run_ids:
         rebuild(session.connection(), run_ids)
+
+
+def _after_flush(session: orm.Session, _context: object) -> None:
+    """Keep the figures of runs (and steps) written in this flush in line, in the same transaction."""
+    refresh_after_flush(session)
+
+
+event.listen(orm.Session, "after_flush", _after_flush)
 
 
 def runs_to_refresh(session: Any) -> set[int]:

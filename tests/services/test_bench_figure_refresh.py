@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from sqlmodel import Session, select
 
@@ -13,6 +17,8 @@ from benchmarks.suites import ProbeResult, Progress, SuiteResult
 from tests.cases.test_advice_statements import counted
 from tests.cases.test_measured_offers import at, beijing_offers, quick_steps, store_run
 from tests.services.test_bench_figures import figures_of
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -117,3 +123,22 @@ def test_a_step_of_a_succeeded_run_not_loaded_in_the_session_rebuilds_its_figure
         other.add(BenchStep(run_id=run.id, step="iperf3", probe="iperf3", samples=quick_steps(600)["iperf3"]))
         other.commit()
     assert figures_of(session, run.id)["intranet_gbps"].value_num == 0.6
+
+
+def test_the_trials_domain_registers_the_figures_hook_not_the_models():
+    """Importing any trials module installs the after-flush hook; app.models imports no domain package."""
+    code = (
+        "import sys\n"
+        "import app.models\n"
+        "from sqlalchemy import event, orm\n"
+        "from app.models import bench_figure\n"
+        "assert not any(name.startswith('app.trials') for name in sys.modules), 'models import trials'\n"
+        "assert not hasattr(bench_figure, '_after_flush')\n"
+        "import app.trials.servers\n"
+        "from app.trials import bench_figures\n"
+        "assert event.contains(orm.Session, 'after_flush', bench_figures._after_flush)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
