@@ -28,7 +28,6 @@ from app.trials.bench_runs import claims_of, thresholds
 from benchmarks.compare import compare
 from benchmarks.plausible import implausible
 from benchmarks.probes import get_parser, upload_tools
-from benchmarks.probes.disk import classify
 from benchmarks.sample import ParseError, Sample, read_samples
 
 MAX_UPLOAD_BYTES = 1024 * 1024  # fits bench_runs.MAX_STORED_OUTPUT, so the text is always kept whole
@@ -153,30 +152,7 @@ def refuse_implausible(tool: str, samples: list[Sample]) -> None:
 
 def step_name(tool: str, samples: list[Sample]) -> str:
     """The suite step the upload stands for (iperf3 parallel / reverse, fio write), as in executed runs."""
-    if tool == "iperf3":
-        first = next((s for s in samples if s.metric == "throughput"), None)
-        if first is not None and first.metadata.get("reverse"):
-            return "iperf3_reverse"
-        if first is not None and (first.metadata.get("streams") or 1) > 1:
-            return "iperf3_parallel"
-    if tool == "fio" and not any(s.metric == "read_iops" for s in samples):
-        return "fio_write"
-    return upload_tools()[tool].step
-
-
-def storage_class(tool: str, samples: list[Sample]) -> Sample | None:
-    """A storage class from lsblk or findmnt alone (the disk probe's classify), when that decides it."""
-    if tool == "findmnt":
-        kind, reason = classify(samples[0].metadata, [])
-    elif tool == "lsblk":
-        kind, reason = classify({}, [sample.metadata for sample in samples])
-    else:
-        return None
-    if kind == "unknown":
-        return None  # the other half (lsblk or findmnt) is needed: no verdict from half the evidence
-    fstype = samples[0].value if tool == "findmnt" else None
-    source = samples[0].metadata.get("source") if tool == "findmnt" else None
-    return Sample("storage_class", kind, "", {"reason": reason, "fstype": fstype, "source": source})
+    return upload_tools()[tool].step_for(samples)
 
 
 def _with_context(samples: list[Sample], *, tool: str, step: str, path: str | None) -> list[Sample]:
@@ -189,7 +165,7 @@ def _with_context(samples: list[Sample], *, tool: str, step: str, path: str | No
         "command": f"uploaded {tool}",
         "origin": RunOrigin.uploaded.value,
         "path": path if path != "storage" else None,
-        "purpose": "throughput" if tool == "iperf3" else None,
+        "purpose": upload_tools()[tool].purpose,
     }
     return [sample.with_metadata(**{k: v for k, v in extra.items() if v is not None}) for sample in samples]
 
@@ -225,8 +201,8 @@ def upload_output(
         raise InvalidInput(problems)
     parsed = parse_upload(tool, decoded.text)
     step = step_name(tool, parsed)
-    derived = storage_class(tool, parsed)
-    samples = _with_context([*([derived] if derived else []), *parsed], tool=tool, step=step, path=path)
+    derived = upload_tools()[tool].derived(parsed)
+    samples = _with_context([*derived, *parsed], tool=tool, step=step, path=path)
     claims = claims_of(offer)
     comparisons = compare(claims, samples, thresholds=thresholds())
     actor_id, actor_name = _uploader(session, user)

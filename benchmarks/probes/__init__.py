@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,11 @@ PARSERS: dict[str, Parser] = {}
 class UploadTool:
     """How one tool's output captured by hand is read: its parser, the suite step it stands for, the paths
     it fits (the first is the default; () takes none), the command to capture it (shown on the form), and
-    `order`, its place in the lists of upload tools."""
+    `order`, its place in the lists of upload tools.
+
+    `step_of(samples)` names the step where it depends on the output (iperf3 -R is iperf3_reverse),
+    `derive(samples)` adds the samples the suite step would have derived, and `purpose` is the metadata
+    the suite gives the step's samples (the comparison reads it)."""
 
     name: str
     parser: str
@@ -42,6 +46,17 @@ class UploadTool:
     command: str
     path_required: bool = False
     order: int = 1000
+    step_of: Callable[[Sequence[Sample]], str] | None = None
+    derive: Callable[[Sequence[Sample]], list[Sample]] | None = None
+    purpose: str | None = None
+
+    def step_for(self, samples: Sequence[Sample]) -> str:
+        """The suite step these uploaded samples stand for."""
+        return self.step_of(samples) if self.step_of else self.step
+
+    def derived(self, samples: Sequence[Sample]) -> list[Sample]:
+        """The samples derived from these uploaded ones (none for most tools)."""
+        return self.derive(samples) if self.derive else []
 
 
 UPLOADS: dict[str, UploadTool] = {}

@@ -6,8 +6,10 @@ FC, NBD, RBD), network_fs (NFS, Ceph, Lustre, FUSE ...), memory (tmpfs), unknown
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
+from collections.abc import Sequence
 from typing import Any
 
 from jc.parsers import lsblk as jc_lsblk
@@ -230,10 +232,29 @@ class DiskProbe(Probe):
             raise ProbeFailed(_("lsblk/findmnt 超时"))
 
 
+def uploaded_class(tool: str, samples: Sequence[Sample]) -> list[Sample]:
+    """The storage class from an uploaded lsblk or findmnt output alone, where that half decides it."""
+    if tool == "findmnt":
+        kind, reason = classify(samples[0].metadata, [])
+    else:
+        kind, reason = classify({}, [sample.metadata for sample in samples])
+    if kind == "unknown":
+        return []  # the other half (lsblk or findmnt) is needed: no verdict from half the evidence
+    fstype = samples[0].value if tool == "findmnt" else None
+    source = samples[0].metadata.get("source") if tool == "findmnt" else None
+    return [Sample("storage_class", kind, "", {"reason": reason, "fstype": fstype, "source": source})]
+
+
 # Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
 register_upload(
     UploadTool(
-        "lsblk", "lsblk", "disk_type", ("storage",), "lsblk -J -d -o NAME,ROTA,TRAN,MODEL,SIZE,TYPE", order=40
+        "lsblk",
+        "lsblk",
+        "disk_type",
+        ("storage",),
+        "lsblk -J -d -o NAME,ROTA,TRAN,MODEL,SIZE,TYPE",
+        order=40,
+        derive=functools.partial(uploaded_class, "lsblk"),
     )
 )
 register_upload(
@@ -244,5 +265,6 @@ register_upload(
         ("storage",),
         "findmnt -J -T /DATA -o SOURCE,TARGET,FSTYPE,OPTIONS",
         order=50,
+        derive=functools.partial(uploaded_class, "findmnt"),
     )
 )

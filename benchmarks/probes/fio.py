@@ -6,6 +6,7 @@ and the directory is always removed in cleanup.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.messages import message as _
@@ -320,6 +321,11 @@ class FioProbe(Probe):
         return params.write_size_mib / 200
 
 
+def uploaded_step(samples: Sequence[Sample]) -> str:
+    """The suite step an uploaded fio output stands for: fio_randread when it read, else fio_write."""
+    return "fio_randread" if any(sample.metric == "read_iops" for sample in samples) else "fio_write"
+
+
 # Outputs of this tool captured by hand and uploaded (the upload form, the API, `flask bench upload`).
 register_upload(
     UploadTool(
@@ -330,5 +336,6 @@ register_upload(
         "fio --name=randread --rw=randread --bs=4k --direct=1 --numjobs=32 --group_reporting "
         "--size=1G --runtime=30 --time_based --output-format=json --filename=/DATA/fio.test",
         order=30,
+        step_of=uploaded_step,
     )
 )

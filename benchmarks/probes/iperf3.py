@@ -8,6 +8,7 @@ The server is started per test as a one-off daemon with a pidfile and always sto
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Any
 
 from benchmarks.messages import message as _
@@ -99,6 +100,16 @@ def _udp_samples(total: dict[str, Any], metadata: dict[str, Any]) -> list[Sample
     if "lost_percent" in total:
         samples.append(Sample("udp_loss", number(total, "lost_percent", tool=TOOL), "%", dict(metadata)))
     return samples
+
+
+def uploaded_step(samples: Sequence[Sample]) -> str:
+    """The suite step an uploaded test stands for: iperf3_reverse (-R), iperf3_parallel (-P), else iperf3."""
+    first = next((sample for sample in samples if sample.metric == "throughput"), None)
+    if first is not None and first.metadata.get("reverse"):
+        return "iperf3_reverse"
+    if first is not None and (first.metadata.get("streams") or 1) > 1:
+        return "iperf3_parallel"
+    return "iperf3"
 
 
 def _refused(stdout: str) -> bool:
@@ -244,7 +255,9 @@ register_upload(
         "iperf3",
         ("intranet", "public"),
         "iperf3 -c ADDRESS -t 10 -J [-P 4] [-R]",
-        True,
-        20,
+        path_required=True,
+        order=20,
+        step_of=uploaded_step,
+        purpose="throughput",
     )
 )
