@@ -23,6 +23,7 @@ from app.advice.knowledge import assumptions
 from app.core import clock
 from app.core.clock import aware
 from app.models import Offer
+from app.models.bench_figure import FIGURE_KEYS
 from app.models.trials import BenchRun, RunOrigin, RunState, TrialServer
 from app.trials.bench_figures import FIGURE_CHECKS, figures_statement, time_reader, typed_value
 
@@ -125,6 +126,18 @@ def run_of_figure(counting: Counting) -> dict[tuple[int, str], int]:
         (offer_id, figure): counted.run_id
         for offer_id, figures in counting.items()
         for figure, counted in figures.items()
+    }
+
+
+def figures_by_run(counting: Counting) -> dict[int, list[str]]:
+    """Run id -> the figures it is the measurement that counts for (of any offer), in FIGURE_KEYS order."""
+    found: dict[int, set[str]] = {}
+    for figures in counting.values():
+        for figure, counted in figures.items():
+            found.setdefault(counted.run_id, set()).add(figure)
+    order = {key: rank for rank, key in enumerate(FIGURE_KEYS)}
+    return {
+        run_id: sorted(keys, key=lambda key: order.get(key, len(order))) for run_id, keys in found.items()
     }
 
 

@@ -12,8 +12,10 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from app.accounts.auth import role_required
+from app.advice.figure_names import figure_name
 from app.core.db import get_session
 from app.core.errors import Conflict, InvalidInput, NotFound, ServiceError
+from app.core.i18n import current_language
 from app.core.limits import parse_id
 from app.core.request_files import uploaded_file
 from app.models import Offer
@@ -22,7 +24,7 @@ from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
 from app.registry import providers as provider_service
 from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
-from app.trials import bench_runs, bench_uploads
+from app.trials import bench_runs, bench_uploads, measurements
 from app.trials import servers as trials
 from app.web import bp
 from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, figure, run_status
@@ -124,6 +126,17 @@ job_link(trials.CHECK_KIND, _server_link)
 
 
 # ---------------------------------------------------------------- provider tab
+def _counts(session: Any, provider_id: int) -> dict[int, str]:
+    """Run id -> the figures it is the measurement that counts for (app.trials.measurements), named."""
+    name = 1 if current_language() == "en" else 0  # figure_name gives (zh, en)
+    separator = ", " if name else "、"
+    counting = measurements.counting_runs(session, providers=[provider_id])
+    return {
+        run_id: separator.join(figure_name(key)[name] for key in keys)
+        for run_id, keys in measurements.figures_by_run(counting).items()
+    }
+
+
 def _tab(provider: Any, *, upload_values: dict[str, Any], upload_errors: dict[str, list[str]]) -> Any:
     """The 试用测试 tab, with the upload form's values and errors (422 when there are errors)."""
     session = get_session()
@@ -132,6 +145,7 @@ def _tab(provider: Any, *, upload_values: dict[str, Any], upload_errors: dict[st
         provider=provider,
         servers=trials.list_servers(session, provider_id=provider.id),
         runs=bench_runs.list_runs(session, provider_id=provider.id, limit=30),
+        counts=_counts(session, provider.id),
         state_labels=RUN_STATE_LABELS,
         state_colours=RUN_STATE_COLOURS,
         upload_tools=bench_uploads.upload_tools(),
@@ -324,6 +338,7 @@ def _server_page(server: TrialServer, *, run_errors=None, run_values=None):
             key_job=job_view(key_job) if key_job else None,
             check_job=job_view(check_job) if check_job else None,
             runs=bench_runs.list_runs(session, server_id=server.id),
+            counts=_counts(session, server.provider_id),
             suites=[(name, SUITE_LABELS.get(name, name)) for name in SUITES],
             run_fields=RUN_FIELDS,
             run_values=values,

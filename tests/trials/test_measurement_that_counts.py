@@ -3,6 +3,7 @@ cite the same run for the same offer and figure, whatever mix of executed runs a
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from app.credentials.checks import run_check
 from app.credentials.verification import verification_of
 from app.models import Offer, Provider
 from app.models.checks import StoredFinding
+from app.models.trials import BenchRun
 from app.reports.sources import gather
 from app.trials import bench_uploads
 from app.trials.measurements import counting_runs, figure_of
@@ -134,3 +136,26 @@ def test_an_older_run_of_a_trial_server_counts_for_what_its_latest_run_did_not_m
 
     assert_all_cite(citations(session, first, INTRANET), older.id)  # type: ignore[arg-type]
     assert_all_cite(citations(session, first, STORAGE), latest.id)  # type: ignore[arg-type]
+
+
+def marked_runs(html: str) -> dict[int, str]:
+    """Run id -> the 'counts for' badge of its row."""
+    return {int(run): text for run, text in re.findall(r'data-counts="(\d+)">([^<]*)<', html)}
+
+
+def test_the_trials_tab_and_the_server_page_mark_what_each_run_counts_for(session, offers, login):
+    first, _second = offers
+    stale = executed(session, first, days_ago=200)
+    upload = uploaded(session, first)
+    server_id = session.get(BenchRun, stale).trial_server_id  # type: ignore[union-attr]
+    client = login("viewer")
+
+    tab = marked_runs(client.get(f"/providers/{first.provider_id}/trials").get_data(as_text=True))
+    assert tab[upload] == "计入：存储类型"  # the fresh upload, over the stale run's disk
+    assert "内网带宽" in tab[stale] and "存储类型" not in tab[stale]
+    server = marked_runs(client.get(f"/trial-servers/{server_id}").get_data(as_text=True))
+    assert server == {stale: tab[stale]}
+
+    client.get("/lang/en")
+    english = marked_runs(client.get(f"/providers/{first.provider_id}/trials").get_data(as_text=True))
+    assert english[upload] == "counts for: storage type"
