@@ -19,6 +19,7 @@ from app.advice.provider_verdict import VerdictReader, verdicts_for
 from app.advice.ranked import Ranking, RankSlice
 from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict
 from app.advice.requirements import Needs, compute_needs, rtt_between
+from app.core import clock
 from benchmarks.gc_pause import without_gc
 
 
@@ -249,7 +250,7 @@ def advise(
 ) -> Advice:
     """Compute the needs, rank the offers, and build the case checklist and the FAQ."""
     needs = compute_needs(answers)
-    ranked = rank_offers(offers, needs, today=today or date.today())
+    ranked = rank_offers(offers, needs, today=today or clock.business_today())
     entries = checklist.build(
         needs,
         ticks=ticks or [],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +28,7 @@ from app.advice.facts import (
     ProviderFacts,
 )
 from app.advice.knowledge import load
+from app.core import clock
 from app.core.errors import FieldError, InvalidInput, NotFound
 from app.core.versions import VersionedKind, check_version, commit_versioned
 from app.credentials.verdicts import verdicts_of
@@ -99,7 +100,7 @@ def answers_of(case: ProcurementCase) -> Answers:
 # ---------------------------------------------------------------- writing cases
 def _default_title(kind: WorkloadKind) -> str:
     label = load("scenarios")["kinds"][kind.value]["label_zh"]
-    return f"{label} {datetime.now().astimezone():%Y-%m-%d}"
+    return f"{label} {clock.business_today():%Y-%m-%d}"
 
 
 def _dump(section: Any) -> dict[str, Any]:
@@ -120,7 +121,7 @@ def _check_version(session: Session, case: ProcurementCase, expected: Any) -> in
 
 def _touch(case: ProcurementCase) -> None:
     case.version += 1
-    case.updated_at = datetime.now(UTC)
+    case.updated_at = clock.now()
 
 
 def _commit(session: Session, *, case_id: int | None = None, expected: int | None = None) -> None:
@@ -347,7 +348,7 @@ def offer_facts(
     # Reading the registry allocates hundreds of thousands of objects and frees nothing cyclic: without the
     # cyclic collector meanwhile, it runs once at the end instead of rescanning the registry (half the time).
     with without_gc():
-        return _offer_facts_of(session, today or date.today(), check_link, run_link, providers)
+        return _offer_facts_of(session, today or clock.business_today(), check_link, run_link, providers)
 
 
 def _offer_facts_of(
@@ -575,7 +576,7 @@ def ticks_of(session: Session, *, case_id: int) -> list[checklist.Tick]:
 
 def advise_answers(session: Session, *, answers: Answers, today: date | None = None) -> Advice:
     """Advice for answers that are not stored (the CLI, the API's answers check)."""
-    today = today or date.today()
+    today = today or clock.business_today()
     advice = advise(answers, offer_snapshot.offer_table(session, today=today), today=today)
     advice.read_verdicts = partial(verdicts_of, session)
     return advice
@@ -598,7 +599,7 @@ def advise_case(
             f" (the questionnaire is not finished; continue at step {step})",
             field="step",
         )
-    today = today or date.today()
+    today = today or clock.business_today()
     offers = offer_snapshot.offer_table(session, today=today, check_link=check_link, run_link=run_link)
     advice = advise(answers_of(case), offers, today=today, ticks=ticks_of(session, case_id=case_id))
     advice.read_verdicts = partial(verdicts_of, session)  # afresh: lookups and footers are not in the table
@@ -687,6 +688,6 @@ def tick_item(
     tick.evidence_url = url
     tick.ticked_by_id = actor.id
     tick.ticked_by = actor.name
-    tick.ticked_at = datetime.now(UTC)
+    tick.ticked_at = clock.now()
     _commit(session)
     return tick

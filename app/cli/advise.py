@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import date
 
 import click
 from flask.cli import AppGroup, with_appcontext
 
 from app.cli.common import cli_session, fail, print_json
+from app.core import clock
 from app.core.limits import depth_message, too_deep
 
 
@@ -62,7 +62,7 @@ def advise_group(answers_file: click.utils.LazyFile, top: int | None, today: obj
     if deep is not None:
         fail(InvalidInput(depth_message(), field=field_path(deep)))
         return
-    day = today.date() if today is not None else date.today()  # type: ignore[attr-defined]
+    day = today.date() if today is not None else clock.business_today()  # type: ignore[attr-defined]
     with cli_session() as session:
         try:
             answers = validate_answers(data)

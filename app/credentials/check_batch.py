@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.credentials import watch
 from app.credentials.batch_facts import gather_many
 from app.credentials.checks import Evaluation, evaluate_loaded, finding_row, run_row, session_actor
@@ -138,7 +139,7 @@ def check_providers(
     before_chunk: Callable[[int], None] | None = None,
 ) -> BatchOutcome:
     """Check every provider in chunks; `before_chunk(done)` runs before each (progress, cancellation)."""
-    day, size = today or date.today(), chunk or CHUNK
+    day, size = today or clock.business_today(), chunk or CHUNK
     total = BatchOutcome()
     for start in range(0, len(provider_ids), size):
         if before_chunk is not None:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import case
 from sqlmodel import Session, col, func, or_, select
 
+from app.core import clock
 from app.core.errors import FieldError, InvalidInput, from_validation_error
 from app.core.jobs import JobCancelled, background, job_cancelled, report_progress
 from app.credentials.facts import gather_facts_with_errors
@@ -68,7 +69,7 @@ def evaluate(session: Session, *, provider_id: int, today: date | None = None) -
     """Run every rule on one provider (no network: facts come from stored data) without storing."""
     provider = get_provider(session, provider_id=provider_id)
     facts, fact_errors = gather_facts_with_errors(session, provider)
-    return evaluate_loaded(provider, facts, fact_errors, today or date.today())
+    return evaluate_loaded(provider, facts, fact_errors, today or clock.business_today())
 
 
 def evaluate_loaded(

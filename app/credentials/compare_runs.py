@@ -238,7 +238,7 @@ def latest_run_ref(session: Session, provider_id: int) -> str | None:
 # ---------------------------------------------------------------- the provider report's change section
 def start_of_local_day(day: date) -> datetime:
     """Midnight of `day` in the display zone, in UTC."""
-    midnight = datetime.combine(day, time(0), localtime.to_local(datetime.now(UTC)).tzinfo)
+    midnight = datetime.combine(day, time(0), localtime.to_local(localtime.now()).tzinfo)
     return midnight.astimezone(UTC)
 
 

@@ -6,7 +6,7 @@ import hashlib
 import importlib.util
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from flask_babel import gettext as _
@@ -148,8 +148,8 @@ def export_provider_report(
 ) -> ExportRecord:
     """Render the provider's vetting report to PDF and store the export record (raises NotFound)."""
     language = parse_language(language)
-    now = now or datetime.now(UTC)
-    inputs = provider_inputs(session, provider_id=provider_id, today=now.astimezone().date())
+    now = now or localtime.now()
+    inputs = provider_inputs(session, provider_id=provider_id, today=localtime.business_today(now))
     return _export(
         session,
         kind=ReportKind.provider,
@@ -169,8 +169,8 @@ def provider_report_html(
 ) -> str:
     """The provider report as an HTML page, rendered now (a preview: no number, nothing stored)."""
     language = parse_language(language)
-    now = datetime.now(UTC)
-    inputs = provider_inputs(session, provider_id=provider_id, today=now.astimezone().date())
+    now = localtime.now()
+    inputs = provider_inputs(session, provider_id=provider_id, today=localtime.business_today(now))
     meta = _meta(None, now, author, language, snapshot_sha256(inputs))
     meta["earlier_export"] = _earlier_export(session, provider_id, now)
     return render_html("provider", inputs, meta, language, screen=True, toolbar=toolbar)
@@ -232,7 +232,7 @@ def _case_inputs(session: Session, case_id: int, now: datetime) -> dict[str, Any
         raise NotFound(_("选型案例功能尚未启用"), field="case_id")
     from app.reports.assemble import case_inputs
 
-    return case_inputs(session, case_id=case_id, today=now.astimezone().date())
+    return case_inputs(session, case_id=case_id, today=localtime.business_today(now))
 
 
 def export_case_report(
@@ -246,7 +246,7 @@ def export_case_report(
 ) -> ExportRecord:
     """Render a complete procurement case's report to PDF and store the export record."""
     language = parse_language(language)
-    now = now or datetime.now(UTC)
+    now = now or localtime.now()
     inputs = _case_inputs(session, case_id, now)
     return _export(
         session,
@@ -267,7 +267,7 @@ def case_report_html(
 ) -> str:
     """The case report as an HTML page, rendered now (a preview: no number, nothing stored)."""
     language = parse_language(language)
-    now = datetime.now(UTC)
+    now = localtime.now()
     inputs = _case_inputs(session, case_id, now)
     meta = _meta(None, now, author, language, snapshot_sha256(inputs))
     return render_html("case", inputs, meta, language, screen=True, toolbar=toolbar)

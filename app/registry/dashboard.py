@@ -8,7 +8,7 @@ recent change events, recent report exports, and the pending invitations (one mo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -82,12 +82,7 @@ def checked_condition(checked: str, stale_days: int, now: datetime | None = None
 
 def stale_cutoff(stale_days: int, now: datetime | None = None) -> datetime:
     """The moment before which a latest check run counts as old."""
-    return (now or datetime.now(UTC)) - timedelta(days=stale_days)
-
-
-def local_today(now: datetime | None = None) -> date:
-    """Today in the display zone (credentials expire on local dates)."""
-    return localtime.to_local(now or datetime.now(UTC)).date()
+    return (now or localtime.now()) - timedelta(days=stale_days)
 
 
 def expiry_range(stage: str, today: date) -> tuple[date | None, date]:
@@ -164,7 +159,7 @@ def pending_invitation_conditions(now: datetime | None = None) -> list[Any]:
     """Invitations waiting on the provider (sent, opened, draft; link not expired) or on the analyst
     (submitted, whatever the link's expiry): the invitation list's "pending" filter, so the two agree."""
     waiting_on_provider = col(Invitation.status).in_(PENDING_INVITATION_STATES[:3]) & (
-        col(Invitation.expires_at) > (now or datetime.now(UTC))
+        col(Invitation.expires_at) > (now or localtime.now())
     )
     return [sa.or_(waiting_on_provider, Invitation.status == InvitationStatus.submitted.value)]
 
@@ -224,8 +219,8 @@ def dashboard(
     session: Session, *, stale_days: int = DEFAULT_STALE_DAYS, now: datetime | None = None
 ) -> Dashboard:
     """Every figure of the home page (six SQL statements whatever the amount of data)."""
-    now = now or datetime.now(UTC)
-    board = Dashboard(today=local_today(now), stale_days=stale_days)
+    now = now or localtime.now()
+    board = Dashboard(today=localtime.business_today(now), stale_days=stale_days)
     _provider_figures(session, board, stale_cutoff(stale_days, now))
     _expiry_figures(session, board)
     _plain_counts(session, board, now)

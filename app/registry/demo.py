@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from sqlmodel import Session
 
+from app.core import clock
 from app.core.errors import Conflict, FieldError, InvalidInput
 from app.registry.providers import ProviderQuery, list_providers, parse_query
 from app.registry.transfer import import_provider_dicts
@@ -36,7 +37,7 @@ def _resolve(value: Any, today: date) -> Any:
 def demo_providers(today: date | None = None) -> list[dict[str, Any]]:
     """The demo providers as ProviderCreate-shaped dicts, dates made relative to `today`."""
     document = yaml.safe_load(DEMO_FILE.read_text(encoding="utf-8"))
-    return _resolve(document["providers"], today or date.today())
+    return _resolve(document["providers"], today or clock.business_today())
 
 
 def has_providers(session: Session) -> bool:

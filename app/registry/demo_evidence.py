@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.credentials import check_batch
 from app.models import Offer, Provider
 from app.models.provider import utcnow
@@ -265,7 +266,7 @@ def load_demo_evidence(
     if provider is None:
         outcome.failed["providers"] = f"{DEMO_PROVIDER} is not registered: load the demo providers first"
         return outcome
-    today = today or date.today()
+    today = today or clock.business_today()
     actor = session.info.get("actor")
     session.info["actor"] = (None, DEMO)
     try:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
-from app.core import provinces
+from app.core import clock, provinces
 from app.core.provinces import Province
 
 Kind = Literal["licence", "icp_filing", "icp_licence", "psb_filing", "uscc", "unknown"]
@@ -298,7 +298,7 @@ def _strip_wrappers(text: str) -> str:
 
 def _today() -> datetime.date:
     """Return today's date (a seam for tests)."""
-    return datetime.date.today()
+    return clock.business_today()
 
 
 def _province_fields(province: Province | None) -> dict[str, str | None]:

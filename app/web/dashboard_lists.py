@@ -9,6 +9,7 @@ from flask import render_template, request, url_for
 from flask_babel import lazy_gettext as _l
 
 from app.accounts.auth import role_required
+from app.core import clock
 from app.core.db import get_session
 from app.models.enums import Role
 from app.registry import dashboard, dashboard_lists
@@ -148,7 +149,7 @@ def expiring_list() -> Any:
     values, errors, kept = _filters(
         {"stage": lambda params, name: choice(params, name, dashboard_lists.STAGES)}
     )
-    today = dashboard.local_today()
+    today = clock.business_today()
     rows = dashboard_lists.expiring(get_session(), stage=values["stage"], today=today)
     return _render(
         "dashboard/expiring.html",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date
 from typing import Any
 
 from flask import Response, abort, current_app, redirect, render_template, request, url_for
@@ -13,7 +12,7 @@ from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from app.accounts.auth import has_role, role_required
-from app.core import jobs
+from app.core import clock, jobs
 from app.core.db import get_session
 from app.core.errors import NotFound
 from app.core.limits import parse_id
@@ -230,7 +229,7 @@ def transfer_export(fmt: str) -> Response:
         abort(404)
     text = export_providers(get_session(), fmt, headers=headers)
     suffix = "-zh" if headers == "zh" else ""
-    filename = f"gpuvet-providers-{date.today():%Y%m%d}{suffix}.{fmt}"
+    filename = f"gpuvet-providers-{clock.business_today():%Y%m%d}{suffix}.{fmt}"
     return Response(
         text.encode("utf-8"),
         mimetype=MEDIA_TYPES[fmt],

@@ -11,6 +11,7 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session
 
+from app.core import clock
 from app.models import Certification, Licence
 from app.models.checks import CheckRun
 from app.models.disclosure import Invitation
@@ -51,7 +52,7 @@ def run(session: Session, provider_id: int, verdict: str, days_ago: float) -> Ch
 @pytest.fixture
 def world(session: Session, make_provider):
     """Four providers (fail, stale needs-review, pass, never checked) and one row of everything else."""
-    today = dashboard.local_today()
+    today = clock.business_today()
     failing = make_provider(legal_name="北京失败算力有限公司", uscc=None)
     stale = make_provider(legal_name="上海陈旧算力有限公司")
     passing = make_provider(legal_name="广州通过算力有限公司")
