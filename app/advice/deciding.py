@@ -17,18 +17,10 @@ import numpy as np
 from app.advice.facts import OfferFacts
 from app.advice.offer_table import OfferTable, combine
 from app.advice.ranked import Decided, Decisions, Ranking, cost_value
-from app.advice.ranking import (
-    CONSTRAINT_SPECS,
-    CRITERIA,
-    CRITERION_FIGURES,
-    CRITERION_SPECS,
-    Assessment,
-    Context,
-    Part,
-    _clamped,
-    context,
-    verdict,
-)
+from app.advice.ranking.assessment import Assessment, Context, Part
+from app.advice.ranking.figures import CRITERION_FIGURES
+from app.advice.ranking.registry import CONSTRAINT_SPECS, CRITERIA, CRITERION_SPECS
+from app.advice.ranking.run import clamped, context, verdict
 from app.advice.requirements import Needs
 from benchmarks.gc_pause import without_gc
 
@@ -120,7 +112,7 @@ def _criterion(
     ]
     codes, first = combine([(column[rows], distinct) for column, distinct in columns], len(rows))
     scored = [
-        _clamped(CRITERIA[name](_representative(table, decisions, spec.after, row), ctx))
+        clamped(CRITERIA[name](_representative(table, decisions, spec.after, row), ctx))
         for row in rows[first].tolist()
     ]
     return np.array(scored, dtype=float)[codes]

@@ -17,7 +17,9 @@ from app.advice.numbers import fmt, tidy
 from app.advice.offer_table import OfferTable
 from app.advice.provider_verdict import VerdictReader, verdicts_for
 from app.advice.ranked import Ranking, RankSlice
-from app.advice.ranking import VERIFY_ITEMS, Assessment, assessment_dict
+from app.advice.ranking.assessment import Assessment
+from app.advice.ranking.figures import VERIFY_ITEMS
+from app.advice.ranking.run import assessment_dict
 from app.advice.requirements import Needs, compute_needs, rtt_between
 from app.core import clock
 from benchmarks.gc_pause import without_gc

@@ -1,4 +1,4 @@
-"""What people call the figures a case ranks offers on (app.advice.ranking.FIGURES and measured extras)."""
+"""What people call the figures a case ranks offers on (ranking.figures.FIGURES and measured extras)."""
 
 FIGURE_NAMES: dict[str, tuple[str, str]] = {
     "rdma_gbps": ("RDMA 带宽", "RDMA bandwidth"),

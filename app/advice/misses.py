@@ -11,7 +11,8 @@ from app.advice.facts import SOURCE_LABELS
 from app.advice.knowledge import assumptions
 from app.advice.numbers import fmt
 from app.advice.ranked import Ranking
-from app.advice.ranking import Assessment, best, storage_figures
+from app.advice.ranking.assessment import Assessment
+from app.advice.ranking.figures import best, storage_figures
 from app.advice.requirements import Needs
 from benchmarks.gc_pause import without_gc
 

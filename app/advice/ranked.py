@@ -15,16 +15,10 @@ import numpy as np
 
 from app.advice.cities import City
 from app.advice.offer_table import OfferTable
-from app.advice.ranking import (
-    CONSTRAINT_SPECS,
-    VERIFY_ITEMS,
-    Assessment,
-    Context,
-    Outcome,
-    RowVerdict,
-    assess,
-    score,
-)
+from app.advice.ranking.assessment import Assessment, Context, Outcome, RowVerdict
+from app.advice.ranking.figures import VERIFY_ITEMS
+from app.advice.ranking.registry import CONSTRAINT_SPECS
+from app.advice.ranking.run import assess, score
 from benchmarks.gc_pause import without_gc
 
 

@@ -13,7 +13,7 @@ from typing import Optional
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-# The figures a run can supply (the ranking's vocabulary, app.advice.ranking.FIGURES, plus the RTTs).
+# The figures a run can supply (the ranking's vocabulary, app.advice.ranking.figures.FIGURES, plus the RTTs).
 FIGURE_KEYS = (
     "intranet_gbps",
     "public_mbps",

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from app.advice.engine import advise
 from app.advice.facts import SOURCE_LABELS, Measurement
-from app.advice.ranking import assessment_dict
+from app.advice.ranking.run import assessment_dict
 from tests.advice.factories import TODAY, offer, training_answers
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from app.advice.engine import advise
 from app.advice.facts import CheckFacts, FindingFacts, Measurement
-from app.advice.ranking import assessment_dict, figures_of
+from app.advice.ranking.assessment import figures_of
+from app.advice.ranking.run import assessment_dict
 from tests.advice.factories import TODAY, inference_answers, offer, provider, training_answers
 
 

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from app.advice import engine, ranking
+from app.advice import engine
 from app.advice.answers import validate_answers
 from app.advice.deciding import rank_offers
 from app.advice.engine import advise
-from app.advice.facts import OfferFacts, parse_licence_number
+from app.advice.facts import Measurement, OfferFacts, parse_licence_number
+from app.advice.ranking import assessment, registry, run
 from app.advice.requirements import compute_needs
 from app.vetting.identifiers import identify
 from perf.advice_perf import TODAY, build_offers
@@ -61,19 +62,19 @@ def test_advice_matches_the_stored_digest(case, measured):
 
 def _plain_ranking(offers, needs):
     """The reference: every check run on every offer, nothing shared, sorted as the ranking promises."""
-    ctx = ranking.context(needs, TODAY)
+    ctx = run.context(needs, TODAY)
     assessed = []
     for offer in offers:
-        a = ranking.Assessment(offer)
-        for name, check in ranking.CONSTRAINTS.items():
-            if offer.measurements or not ranking.CONSTRAINT_SPECS[name].measured_only:
+        a = assessment.Assessment(offer)
+        for name, check in registry.CONSTRAINTS.items():
+            if offer.measurements or not registry.CONSTRAINT_SPECS[name].measured_only:
                 check(a, ctx)
         assessed.append(a)
     eligible = [a for a in assessed if not a.excluded]
     costs = [a.cost.value for a in eligible if a.cost and a.cost.value]
     ctx.cheapest = min(costs) if costs else None
     for a in eligible:
-        ranking.score(a, ctx)
+        run.score(a, ctx)
     eligible.sort(key=lambda a: (-a.score, a.cost.value if a.cost and a.cost.value else math.inf, a.offer.id))
     for index, a in enumerate(eligible, start=1):
         a.rank = index
@@ -123,7 +124,7 @@ def _column_summary(ranked):
 
 
 def _offer_documents(needs, assessed):
-    return [json.dumps(ranking.assessment_dict(a, needs), ensure_ascii=False, default=str) for a in assessed]
+    return [json.dumps(run.assessment_dict(a, needs), ensure_ascii=False, default=str) for a in assessed]
 
 
 @pytest.mark.parametrize(
@@ -203,22 +204,25 @@ def _assert_equivalent(offers, needs):
 
 def test_a_constraint_of_measured_offers_only_adds_nothing_to_the_others():
     offers = build_offers(300, seed=3, measured=0.5)
-    only_measured = [name for name, spec in ranking.CONSTRAINT_SPECS.items() if spec.measured_only]
+    only_measured = [name for name, spec in registry.CONSTRAINT_SPECS.items() if spec.measured_only]
     assert only_measured == ["evidence"]
     needs = advise(_answers("offline_batch"), offers[:1], today=TODAY).needs
-    ctx = ranking.Context(needs, TODAY, {}, {}, {}, stale_before=TODAY)
+    ctx = assessment.Context(needs, TODAY, {}, {}, {}, stale_before=TODAY)
     for offer in offers:
         if not offer.measurements:
-            blank = ranking.Assessment(offer)
-            ranking.CONSTRAINTS["evidence"](blank, ctx)
-            assert ranking.Outcome.record(ranking.CONSTRAINTS["evidence"], offer, ctx, ()) is ranking.EMPTY
+            blank = assessment.Assessment(offer)
+            registry.CONSTRAINTS["evidence"](blank, ctx)
+            assert (
+                assessment.Outcome.record(registry.CONSTRAINTS["evidence"], offer, ctx, ())
+                is assessment.EMPTY
+            )
             assert (blank.excluded, blank.marks, blank.stale, blank.penalty) == ((), (), frozenset(), 1.0)
 
 
 def test_criteria_are_explained_when_read():
     advice = advise(_answers("distributed_training"), build_offers(200), today=TODAY)
     first = advice.eligible[0]
-    assert [c.key for c in first.criteria] == list(ranking.weights_for(advice.needs))[: len(first.criteria)]
+    assert [c.key for c in first.criteria] == list(run.weights_for(advice.needs))[: len(first.criteria)]
     assert all(c.reason.zh and c.reason.en for c in first.criteria)
     assert first.criteria is first.criteria  # written once
     assert all(a.criteria == [] for a in advice.excluded[:5])
@@ -270,12 +274,12 @@ def test_a_measured_rdma_figure_below_the_claim_lowers_the_score():
     offer = next(o for o in build_offers(400, seed=5, measured=0.0) if o.rdma_type != "none" and o.rdma_gbps)
     answers = _answers("offline_batch")
     claimed = advise(answers, [offer], today=TODAY).ranked[0]
-    measured = ranking.Measurement(offer.rdma_gbps * 0.3, "Gbps", run_id=7, link="/bench-runs/7")
+    measured = Measurement(offer.rdma_gbps * 0.3, "Gbps", run_id=7, link="/bench-runs/7")
     slow = dataclasses.replace(offer, measurements={"rdma_gbps": measured})
     (assessed,) = advise(answers, [slow], today=TODAY).ranked
     assert "evidence.below_claim.rdma_gbps" in [mark.code for mark in assessed.marks]
     assert assessed.penalty < 1.0 and claimed.penalty == 1.0
-    assert next(f for f in ranking.figures_of(assessed) if f.key == "rdma_gbps").source == "measured"
+    assert next(f for f in assessment.figures_of(assessed) if f.key == "rdma_gbps").source == "measured"
 
 
 def test_a_column_a_check_reads_but_does_not_declare_makes_the_column_ranking_differ(monkeypatch):
@@ -283,9 +287,9 @@ def test_a_column_a_check_reads_but_does_not_declare_makes_the_column_ranking_di
     # share one verdict, and the equivalence with the plain path breaks (the tests above have teeth)
     offers = build_offers(600, seed=11, measured=0.3)
     needs = compute_needs(_answers("distributed_training"))
-    spec = ranking.CONSTRAINT_SPECS["budget"]
+    spec = registry.CONSTRAINT_SPECS["budget"]
     narrower = dataclasses.replace(spec, columns=("price_month_cny", "price_gpu_hour_cny"))
-    monkeypatch.setitem(ranking.CONSTRAINT_SPECS, "budget", narrower)
+    monkeypatch.setitem(registry.CONSTRAINT_SPECS, "budget", narrower)
     ranked = rank_offers(offers, needs, today=TODAY)
     eligible, excluded = _plain_ranking(offers, needs)
     assert _offer_documents(needs, ranked) != _offer_documents(needs, eligible + excluded)
@@ -314,9 +318,9 @@ def test_a_column_form_that_decides_otherwise_than_its_check_makes_the_column_ra
     offers = build_offers(600, seed=11, measured=0.5)
     needs = compute_needs(_answers("single_node_training"))
     lenient = dataclasses.replace(
-        ranking.CONSTRAINT_SPECS["storage"], rows=lambda table, ctx: ranking.RowVerdict()
+        registry.CONSTRAINT_SPECS["storage"], rows=lambda table, ctx: assessment.RowVerdict()
     )
-    monkeypatch.setitem(ranking.CONSTRAINT_SPECS, "storage", lenient)
+    monkeypatch.setitem(registry.CONSTRAINT_SPECS, "storage", lenient)
     ranked = rank_offers(offers, needs, today=TODAY)
     eligible, excluded = _plain_ranking(offers, needs)
     assert _offer_documents(needs, ranked) != _offer_documents(needs, eligible + excluded)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from app.advice import ranking
 from app.advice.answers import validate_answers
 from app.advice.engine import advise
-from app.advice.requirements import compute_needs
+from app.advice.knowledge import assumptions, load
+from app.advice.ranking import assessment, figures, provider_checks, registry, run
+from app.advice.requirements import compute_needs, network_constants
 from benchmarks.compare import Verdict, ratio_verdict
 from perf.advice_perf import TODAY, build_offers
 
@@ -24,24 +25,24 @@ def _answers(case: str):
     return validate_answers(json.loads((EXAMPLES / f"{case}.json").read_text(encoding="utf-8")))
 
 
-def _context(needs) -> ranking.Context:
-    evidence = ranking.evidence_settings()
-    return ranking.Context(
+def _context(needs) -> assessment.Context:
+    evidence = run.evidence_settings()
+    return assessment.Context(
         needs=needs,
         today=TODAY,
-        network=ranking.network_constants(),
-        typical_storage=ranking.assumptions()["storage"]["typical"],
-        scoring=ranking.load("scoring"),
+        network=network_constants(),
+        typical_storage=assumptions()["storage"]["typical"],
+        scoring=load("scoring"),
         evidence=evidence,
         stale_before=TODAY - timedelta(days=int(evidence["stale_after_days"])),
     )
 
 
-def _provider_on_an_assessment(a: ranking.Assessment, ctx: ranking.Context) -> None:
+def _provider_on_an_assessment(a: assessment.Assessment, ctx: assessment.Context) -> None:
     """The provider constraint as it was written on an assessment (the reference)."""
     offer = a.offer
-    scope = ranking.Scope(offer.provider, offer.datacenter_province, offer.offer_kind)
-    for check in ranking.PROVIDER_CONSTRAINTS.values():
+    scope = provider_checks.Scope(offer.provider, offer.datacenter_province, offer.offer_kind)
+    for check in provider_checks.PROVIDER_CONSTRAINTS.values():
         check(scope, ctx)
     a.coverage = scope.coverage
     a.excluded += tuple(scope.excluded)
@@ -54,28 +55,28 @@ def _provider_on_an_assessment(a: ranking.Assessment, ctx: ranking.Context) -> N
 def test_the_provider_verdict_without_an_assessment_equals_the_one_recorded_on_an_assessment(case):
     # ISO 27001 and 等保 3 wanted: providers without a record get 待确认, the others may be excluded
     ctx = _context(dataclasses.replace(compute_needs(_answers(case)), iso27001=True, dengbao_level=3))
-    key_of = ranking.CONSTRAINT_SPECS["provider"].key
+    key_of = registry.CONSTRAINT_SPECS["provider"].key
     firsts = {}
     for offer in build_offers(1500, seed=7):
         firsts.setdefault(key_of(offer), offer)
-    outcomes = [(ranking._provider_outcome(o, ctx), o) for o in firsts.values()]
+    outcomes = [(provider_checks.provider_outcome(o, ctx), o) for o in firsts.values()]
     assert any(outcome.excluded for outcome, _ in outcomes) and any(
         outcome.confirm for outcome, _ in outcomes
     )
     assert any(outcome.marks for outcome, _ in outcomes)
     for outcome, offer in outcomes:
-        reference = ranking.Outcome.record(_provider_on_an_assessment, offer, ctx, ("coverage",))
+        reference = assessment.Outcome.record(_provider_on_an_assessment, offer, ctx, ("coverage",))
         assert outcome.excluded == reference.excluded and outcome.marks == reference.marks
         assert (outcome.verify, outcome.confirm) == (reference.verify, reference.confirm)
         assert outcome.values == reference.values
 
 
 def test_claim_limits_give_the_verdicts_of_the_thresholds():
-    evidence = ranking.evidence_settings()
-    limits = ranking._claim_limits(evidence)
+    evidence = run.evidence_settings()
+    limits = figures.claim_limits(evidence)
     thresholds = evidence["thresholds"]
-    assert [key for key, *_ in limits] == [key for key, _claim, _kind in ranking.BELOW_CLAIM]
-    for (_key, _claim, pass_at, warn_at), (_name, _of, kind) in zip(limits, ranking.BELOW_CLAIM, strict=True):
+    assert [key for key, *_ in limits] == [key for key, _claim, _kind in figures.BELOW_CLAIM]
+    for (_key, _claim, pass_at, warn_at), (_name, _of, kind) in zip(limits, figures.BELOW_CLAIM, strict=True):
         assert pass_at == getattr(thresholds, f"{kind}_pass")
         assert warn_at == getattr(thresholds, f"{kind}_warn")
         for ratio in (pass_at, pass_at - 1e-9, warn_at, warn_at - 1e-9, 0.0):
@@ -88,12 +89,12 @@ def test_scores_equal_the_weighted_criteria_of_each_offer():
     assert any(a.stale for a in eligible) and any(a.penalty < 1 for a in eligible)
     ctx = eligible[0]._ctx
     weights, total = ctx.weights, sum(ctx.weights.values())
-    stale_factor = float(ranking.evidence_settings()["stale_factor"])
+    stale_factor = float(run.evidence_settings()["stale_factor"])
     for a in eligible:
         points, scores = 0.0, []
         for name, weight in weights.items():
-            score = ranking._clamped(ranking.CRITERIA[name](a, ctx))
-            if a.stale & ranking.CRITERION_FIGURES.get(name, frozenset()):
+            score = run.clamped(registry.CRITERIA[name](a, ctx))
+            if a.stale & figures.CRITERION_FIGURES.get(name, frozenset()):
                 score *= stale_factor
             scores.append(score)
             points += weight * score
