@@ -9,6 +9,7 @@ from typing import Any
 from markupsafe import Markup
 
 from app.core import clock as localtime
+from app.core import vocabulary
 from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
 from app.reports.evidence_text import fact_lines
 from app.reports.labels import Labels
@@ -24,7 +25,7 @@ SOURCE_LABELS = {
     "disclosure": "src_disclosure",
     "credit": "src_credit",
 }
-SEVERITY_ORDER = {"blocker": 0, "warning": 1, "info": 2}
+SEVERITY_FIRST = vocabulary.sort_key("severity")  # most severe first
 MAX_SERIES_CHARTS = 3  # throughput charts drawn at most (one per measured link)
 
 
@@ -308,7 +309,7 @@ def finding_rows(
     refs = {_evidence_key(item): item for item in evidence}
     data = (inputs["sources"].get("checks") or {}).get("data") or {}
     rows = []
-    for finding in sorted(data.get("findings") or [], key=lambda f: SEVERITY_ORDER.get(f.get("severity"), 9)):
+    for finding in sorted(data.get("findings") or [], key=lambda f: SEVERITY_FIRST(f.get("severity"))):
         items = [item for item in finding.get("evidence") or [] if isinstance(item, dict)]
         rows.append(
             {

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import functools
-from pathlib import Path
 from typing import Any
 
+from app.core import vocabulary
 from app.reports.labels import Labels
-
-TRANSLATIONS = Path(__file__).resolve().parent.parent / "translations"
 
 # (Chinese, English) of the labels this module writes.
 WORDS: dict[str, tuple[str, str]] = {
@@ -22,34 +19,6 @@ WORDS: dict[str, tuple[str, str]] = {
     "fact_source": ("核查依据来源", "fact source"),
     "error": ("错误", "error"),
 }
-BENCH_CHECKS: dict[str, tuple[str, str]] = {
-    "bandwidth": ("带宽", "bandwidth"),
-    "stability": ("带宽稳定性", "bandwidth stability"),
-    "storage_type": ("存储类型", "storage type"),
-    "iops": ("IOPS", "IOPS"),
-    "iops_range": ("IOPS 波动", "IOPS spread"),
-    "write_rate": ("写入速率", "write rate"),
-    "write_throughput": ("写入吞吐", "write throughput"),
-    "ping_jitter": ("延迟抖动", "latency jitter"),
-    "ping_loss": ("丢包", "packet loss"),
-    "gpu_count": ("GPU 数量", "GPU count"),
-    "gpu_model": ("GPU 型号", "GPU model"),
-    "gpu_utilization": ("GPU 利用率", "GPU utilisation"),
-}
-BENCH_VERDICTS: dict[str, tuple[str, str]] = {
-    "pass": ("通过", "pass"),
-    "warn": ("警告", "warning"),
-    "fail": ("不通过", "fail"),
-    "info": ("信息", "info"),
-}
-ENTITIES: dict[str, tuple[str, str]] = {
-    "provider": ("供应商", "provider"),
-    "licence": ("许可证", "licence"),
-    "filing": ("备案", "filing"),
-    "certification": ("认证", "certification"),
-    "datacenter": ("机房", "datacenter"),
-    "offer": ("套餐", "offer"),
-}
 
 
 def _word(labels: Labels, key: str, **values: Any) -> str:
@@ -57,31 +26,15 @@ def _word(labels: Labels, key: str, **values: Any) -> str:
     return text.format(**values) if values else text
 
 
-def _pair(table: dict[str, tuple[str, str]], key: Any, labels: Labels) -> str:
-    pair = table.get(str(key))
-    return labels.pick(*pair) if pair else str(key)
+def _term(kind: str, key: Any, labels: Labels) -> str:
+    """A vocabulary label inside a line of evidence: English words start lower-case ('check: bandwidth'),
+    acronyms stay as they are ('IOPS'); the key itself when the kind does not list it."""
+    text = vocabulary.label(str(key), labels.language, kind=kind)
+    return text[0].lower() + text[1:] if text[1:2].islower() else text
 
 
 def _sep(labels: Labels) -> str:
     return "：" if labels.language == "zh" else ": "
-
-
-def _ui_label(lazy: Any, labels: Labels) -> str:
-    """A web label (lazy gettext) in the report's language, with or without an app around."""
-    from flask import has_app_context
-    from flask_babel import force_locale
-
-    if has_app_context():
-        with force_locale(labels.language):
-            return str(lazy)
-    return _catalog(labels.language).gettext(str(lazy))  # outside an app the msgid is the Chinese text
-
-
-@functools.lru_cache(maxsize=4)
-def _catalog(language: str) -> Any:
-    from babel.support import Translations
-
-    return Translations.load(str(TRANSLATIONS), [language])
 
 
 def _value(value: Any, labels: Labels) -> str:
@@ -98,17 +51,15 @@ def _value(value: Any, labels: Labels) -> str:
 
 def registry_text(item: dict[str, Any], labels: Labels) -> str:
     """'套餐 #10 · 租用方式：裸金属' for a registry value a finding rests on."""
-    from app.web import labels as web_labels
-
     name = str(item.get("field") or "")
-    entity = _pair(ENTITIES, item.get("entity"), labels)
+    entity = _term("entity", item.get("entity"), labels)
     head = f"{entity} #{item['id']}" if item.get("id") is not None else entity
     value = item.get("value")
-    if isinstance(value, str):
-        shown = _ui_label(web_labels.value_label(name, value), labels)
+    if isinstance(value, str) and value:
+        shown = vocabulary.value_label(name, value, labels.language)
     else:
         shown = _value(value, labels)
-    field = _ui_label(web_labels.field_label(name), labels) if name else ""
+    field = vocabulary.field_label(name, labels.language)
     body = f"{field}{_sep(labels)}{shown}"
     return f"{head} · {body}" if field else head
 
@@ -126,7 +77,7 @@ def benchmark_lines(item: dict[str, Any], labels: Labels) -> list[str]:
     sep = _sep(labels)
     name, _space, detail = str(item.get("check") or "").partition(" ")
     parts = [_word(labels, "run", id=item.get("run_id"))]
-    parts.append(f"{_word(labels, 'check')}{sep}{_pair(BENCH_CHECKS, name, labels)} {detail}".strip())
+    parts.append(f"{_word(labels, 'check')}{sep}{_term('bench_check', name, labels)} {detail}".strip())
     if item.get("measured") is not None:
         parts.append(f"{_word(labels, 'measured')}{sep}{_figure(item['measured'], item.get('unit'))}")
     if item.get("claimed") is not None:
@@ -134,7 +85,7 @@ def benchmark_lines(item: dict[str, Any], labels: Labels) -> list[str]:
     if isinstance(item.get("ratio"), (int, float)):
         parts.append(f"{_word(labels, 'ratio')}{sep}{item['ratio']:.0%}")
     if item.get("verdict"):
-        parts.append(f"{_word(labels, 'verdict')}{sep}{_pair(BENCH_VERDICTS, item['verdict'], labels)}")
+        parts.append(f"{_word(labels, 'verdict')}{sep}{_term('bench_verdict', item['verdict'], labels)}")
     if item.get("origin") == "uploaded":
         parts[0] += f" · {_word(labels, 'uploaded')}"
     return parts
@@ -179,10 +130,8 @@ def fact_text(item: dict[str, Any], labels: Labels) -> str:
         return " · ".join(
             part for part in (f"{_word(labels, 'fact_source')} {item.get('name', '')}", error) if part
         )
-    from app.web import labels as web_labels
-
     return " · ".join(
-        f"{_ui_label(web_labels.field_label(str(key)), labels)}{_sep(labels)}{_value(value, labels)}"
+        f"{vocabulary.field_label(str(key), labels.language)}{_sep(labels)}{_value(value, labels)}"
         for key, value in item.items()
         if key != "kind" and value not in (None, "", [], {})
     )

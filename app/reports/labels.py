@@ -8,8 +8,8 @@ from typing import Any
 from markupsafe import Markup
 
 from app.advice.figure_names import FIGURE_NAMES
-
-LANGUAGES = ("zh", "en")
+from app.core import vocabulary
+from app.core.i18n import LANGUAGES
 
 # key: (Chinese, English)
 TEXT: dict[str, tuple[str, str]] = {
@@ -381,19 +381,6 @@ ANSWER_FIELDS: dict[str, tuple[str, str]] = {
     "dedicated_bandwidth": ("要求独享带宽", "Dedicated bandwidth required"),
 }
 
-VERDICT: dict[str, tuple[str, str]] = {
-    "pass": ("通过", "Pass"),
-    "needs_review": ("需人工复核", "Needs review"),
-    "fail": ("不通过", "Fail"),
-    "not_verified": ("未核验", "Not verified"),
-}
-
-SEVERITY: dict[str, tuple[str, str]] = {
-    "blocker": ("严重", "Blocker"),
-    "warning": ("警告", "Warning"),
-    "info": ("提示", "Info"),
-}
-
 CHECK_STATUS: dict[str, tuple[str, str]] = {
     "done": ("已完成", "Done"),
     "passed": ("通过", "Passed"),
@@ -403,65 +390,8 @@ CHECK_STATUS: dict[str, tuple[str, str]] = {
     "na": ("不适用", "N/A"),
 }
 
+# Report-only value groups; enumerated values the pages show too come from app.core.vocabulary.
 VALUES: dict[str, dict[str, tuple[str, str]]] = {
-    "provider_status": {
-        "candidate": ("候选", "Candidate"),
-        "approved": ("已批准", "Approved"),
-        "rejected": ("已拒绝", "Rejected"),
-        "suspended": ("已暂停", "Suspended"),
-    },
-    "filing_kind": {
-        "icp_filing": ("ICP 备案", "ICP filing"),
-        "icp_licence": ("ICP 证", "ICP licence"),
-        "psb_filing": ("公网安备", "Public-security filing"),
-    },
-    "identifier_kind": {
-        "licence": ("经营许可证", "Operating licence"),
-        "icp_filing": ("ICP 备案", "ICP filing"),
-        "icp_licence": ("ICP 证", "ICP licence"),
-        "psb_filing": ("公网安备", "Public-security filing"),
-        "uscc": ("统一社会信用代码", "Credit code"),
-        "unknown": ("无法识别", "Unrecognised"),
-    },
-    "licence_status": {
-        "正常": ("正常", "Normal"),
-        "撤销": ("撤销", "Revoked"),
-        "无效": ("无效", "Invalid"),
-        "吊销": ("吊销", "Withdrawn"),
-        "注销": ("注销", "Cancelled"),
-        "过期": ("过期", "Expired"),
-    },
-    "certification_kind": {
-        "iso9001": ("ISO 9001 质量管理", "ISO 9001 quality"),
-        "iso27001": ("ISO 27001 信息安全", "ISO 27001 information security"),
-        "dengbao": ("等保", "MLPS (dengbao)"),
-        "other": ("其他", "Other"),
-    },
-    "offer_kind": {
-        "bare_metal": ("裸金属", "Bare metal"),
-        "cloud_instance": ("云 GPU 实例", "Cloud GPU instance"),
-        "colocation": ("机柜托管", "Colocation"),
-    },
-    "rdma_type": {
-        "none": ("无", "None"),
-        "roce": ("RoCE", "RoCE"),
-        "infiniband": ("InfiniBand", "InfiniBand"),
-    },
-    "bandwidth_type": {
-        "dedicated": ("独享", "Dedicated"),
-        "shared": ("共享", "Shared"),
-        "unknown": ("未知", "Unknown"),
-    },
-    "storage_type": {
-        "local_nvme": ("本地 NVMe", "Local NVMe"),
-        "local_sata_ssd": ("本地 SATA SSD", "Local SATA SSD"),
-        "cloud_disk": ("云盘", "Cloud disk"),
-        "nfs": ("NFS", "NFS"),
-        "parallel_fs": ("并行文件系统", "Parallel file system"),
-        "unknown": ("未知", "Unknown"),
-    },
-    "verdict": VERDICT,
-    "severity": SEVERITY,
     "check_status": CHECK_STATUS,
     "answer_section": ANSWER_SECTIONS,
     "answer_field": ANSWER_FIELDS,
@@ -513,6 +443,8 @@ class Labels:
         """The label of an enum value in this language; unknown values are shown as they are."""
         if value is None or value == "":
             return TEXT["dash"][self._index]
+        if group not in VALUES:
+            return vocabulary.label(value, self.language, kind=group)
         key = getattr(value, "value", value)
         pair = VALUES[group].get(key)
         return pair[self._index] if pair else str(key)
