@@ -34,7 +34,8 @@ from sqlmodel import Session, SQLModel  # noqa: E402
 import app.models  # noqa: E402, F401 - registers every table
 from app.core.db import make_engine  # noqa: E402
 from app.registry.providers import create_provider  # noqa: E402
-from app.registry.transfer import export_providers, import_providers  # noqa: E402
+from app.registry.transfer.export import export_providers  # noqa: E402
+from app.registry.transfer.importing import import_providers  # noqa: E402
 
 OFFER_COUNTS = (250, 500, 1000)
 

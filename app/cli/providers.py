@@ -13,7 +13,7 @@ from app.cli.common import LazyChoice, cli_session
 
 
 def _formats() -> tuple[str, ...]:
-    from app.registry.transfer import FORMATS
+    from app.registry.transfer.formats import FORMATS
 
     return FORMATS
 
@@ -35,7 +35,7 @@ providers_group = AppGroup("providers", help="Export and import providers.")
 )
 def export_command(fmt: str, headers: str, output: Path | None) -> None:
     """Write every provider with all nested records as JSON or CSV."""
-    from app.registry.transfer import export_providers
+    from app.registry.transfer.export import export_providers
 
     with cli_session() as session:
         text = export_providers(session, fmt, headers=headers)
@@ -58,7 +58,8 @@ def import_command(file: str, fmt: str | None, apply: bool, dry_run: bool) -> No
     --apply the previewed changes are written in one transaction; any refused row means nothing is written.
     Exits 1 when a row is refused.
     """
-    from app.registry.transfer import format_for_filename, import_providers
+    from app.registry.transfer.formats import format_for_filename
+    from app.registry.transfer.importing import import_providers
 
     if apply and dry_run:
         raise click.UsageError("--apply and --dry-run exclude each other")

@@ -22,7 +22,9 @@ from app.core import jobs
 from app.core.errors import NotFound
 from app.models.jobs import Job
 from app.models.uploads import ImportUpload
-from app.registry.transfer import FORMATS, ImportReport, import_providers
+from app.registry.transfer.formats import FORMATS
+from app.registry.transfer.importing import import_providers
+from app.registry.transfer.report import ImportReport
 
 IMPORT_KIND = "providers.import"
 STORED_PROBLEMS = (

@@ -26,19 +26,11 @@ from app.registry.import_jobs import (
     start_import,
     store_upload,
 )
-from app.registry.transfer import (
-    DATACENTER_COLUMNS,
-    FORMATS,
-    HEADER_LANGUAGES,
-    MEDIA_TYPES,
-    OFFER_COLUMNS,
-    ImportProblem,
-    ImportReport,
-    export_providers,
-    format_for_filename,
-    header_column,
-    import_providers,
-)
+from app.registry.transfer.columns import DATACENTER_COLUMNS, HEADER_LANGUAGES, OFFER_COLUMNS, header_column
+from app.registry.transfer.export import export_providers
+from app.registry.transfer.formats import FORMATS, MEDIA_TYPES, format_for_filename
+from app.registry.transfer.importing import import_providers
+from app.registry.transfer.report import ImportProblem, ImportReport
 from app.web import bp
 from app.web.jobs import job_link, job_view
 from app.web.labels import COLLECTION, field_label, value_label

@@ -15,7 +15,7 @@ from app.models.checks import CheckRun
 from app.models.jobs import Job
 from app.registry import providers
 from app.registry.demo import load_demo
-from app.registry.transfer import import_providers
+from app.registry.transfer.importing import import_providers
 from tests.checks.test_verdicts import COMPLIANT
 
 

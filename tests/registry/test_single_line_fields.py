@@ -17,7 +17,7 @@ from app.models import Provider
 from app.models import io as registry_io
 from app.models import provider as registry
 from app.models.fields import multi_line, single_line
-from app.registry.transfer import import_providers
+from app.registry.transfer.importing import import_providers
 from tests.web.conftest import provider_data
 
 # Storage matters in only some tests; the others run on SQLite alone (PostgreSQL adds seconds per test).

@@ -7,8 +7,8 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app.registry.import_plan import plain as _plain
 from app.registry.providers import ProviderQuery, list_providers, provider_input
-from app.registry.transfer import _plain
 from tests.conftest import _empty_tables
 
 

@@ -14,7 +14,7 @@ from sqlmodel import select
 from app.models.jobs import Job, JobState
 from app.models.uploads import ImportUpload
 from app.registry.providers import create_provider
-from app.registry.transfer import import_providers
+from app.registry.transfer.importing import import_providers
 from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
 from tests.services.conftest import BARE, awkward, snapshot
 

@@ -14,14 +14,10 @@ from app.core.errors import InvalidInput
 from app.models import AuditEntry
 from app.registry.demo import demo_providers
 from app.registry.providers import create_provider
-from app.registry.transfer import (
-    FORMAT_NAME,
-    csv_header,
-    export_providers,
-    format_for_filename,
-    import_provider_dicts,
-    import_providers,
-)
+from app.registry.transfer.columns import csv_header
+from app.registry.transfer.export import export_providers
+from app.registry.transfer.formats import FORMAT_NAME, format_for_filename
+from app.registry.transfer.importing import import_provider_dicts, import_providers
 from tests.services.conftest import BARE, awkward, empty_database, snapshot
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from app.core.limits import COLLECTION_LIMITS, MAX_JSON_DEPTH
-from app.registry.transfer import import_providers
+from app.registry.transfer.importing import import_providers
 from tests.services.conftest import BARE, snapshot
 
 DEEP = "[" * 100_000 + "]" * 100_000

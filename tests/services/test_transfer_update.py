@@ -13,7 +13,8 @@ from app.core.audit import set_actor
 from app.models import AuditEntry, Provider
 from app.registry.demo import demo_providers
 from app.registry.providers import create_provider, get_provider, update_provider
-from app.registry.transfer import export_providers, import_provider_dicts, import_providers
+from app.registry.transfer.export import export_providers
+from app.registry.transfer.importing import import_provider_dicts, import_providers
 from tests.services.conftest import BARE, awkward, snapshot
 
 
