@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from flask import flash, redirect, render_template, request, url_for
+from flask import flash, redirect, request, url_for
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
@@ -14,14 +14,13 @@ from flask_login import current_user
 
 from app.accounts.auth import role_required
 from app.core.db import get_session
-from app.core.errors import InvalidInput
-from app.core.request_files import uploaded_file
 from app.credentials import credit as service
 from app.credentials import manual_lookups, verification
 from app.models import Provider
 from app.models.enums import Role
 from app.registry import providers as provider_service
 from app.web import bp
+from app.web.manual_records import record_by_hand, render_manual_page
 
 SOURCE_LABELS = {
     "gsxt": _l("国家企业信用信息公示系统"),
@@ -84,20 +83,18 @@ def _enforcement_rows(form: Any) -> list[dict[str, str]]:
 def _render_form(
     provider: Provider, form: Any, *, errors: dict[str, str] | None = None, status: int = 200
 ) -> Any:
-    html = render_template(
+    return render_manual_page(
         "credit/manual.html",
-        provider=provider,
-        form=form,
-        errors=errors or {},
+        provider,
+        form,
+        errors=errors,
+        status=status,
         enforcement_rows=_enforcement_rows(form),
         sources=SOURCE_LABELS,
         statuses=service.REGISTRATION_STATUSES,
         currencies=CURRENCY_LABELS,
-        max_mb=manual_lookups.MAX_SCREENSHOT_BYTES // (1024 * 1024),
-        zone=manual_lookups.zone_label(),
         sites=service.OFFICIAL_SITES,
     )
-    return html, status
 
 
 @bp.get("/providers/<int:provider_id>/credit/manual")
@@ -121,20 +118,18 @@ def credit_manual_record(provider_id: int) -> Any:
     """Store the record and its screenshot as evidence; back to the credentials tab, which shows it."""
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=provider_id)
-    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
-    try:
-        service.record_manual(
+    _record, errors, status = record_by_hand(
+        lambda screenshot, filename: service.record_manual(
             session,
             provider_id=provider_id,
             values=request.form,
             enforcements=service.enforcements_from_form(request.form),
-            screenshot=data or b"",
+            screenshot=screenshot,
             filename=filename,
             user=current_user,
         )
-    except InvalidInput as exc:
-        session.rollback()
-        errors = {error.field: error.message for error in exc.errors}
-        return _render_form(provider, request.form, errors=errors, status=exc.status)
+    )
+    if errors:
+        return _render_form(provider, request.form, errors=errors, status=status)
     flash(_("已记录企业信用查询结果，截图已存为证据"), "success")
     return redirect(url_for("web.provider_credentials", provider_id=provider_id) + "#credit")

@@ -24,7 +24,6 @@ from app.core import jobs
 from app.core.db import get_session
 from app.core.errors import InvalidInput, NotFound
 from app.core.limits import parse_id
-from app.core.request_files import uploaded_file
 from app.credentials import evidence as service
 from app.credentials import footer_manual, manual_lookups
 from app.models import Provider
@@ -35,6 +34,7 @@ from app.registry import providers as provider_service
 from app.web import bp, labels
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view
+from app.web.manual_records import record_by_hand, render_manual_page
 from app.web.nav import provider_tab
 from scrapers.official import sniff_image
 
@@ -288,16 +288,14 @@ def provider_footer_scrape(provider_id: int) -> Any:
 def _render_footer_manual(
     provider: Provider, form: Any, errors: dict[str, str] | None = None, status: int = 200
 ):
-    html = render_template(
+    return render_manual_page(
         "evidence/footer_manual.html",
-        provider=provider,
-        form=form,
-        errors=errors or {},
-        max_mb=manual_lookups.MAX_SCREENSHOT_BYTES // (1024 * 1024),
+        provider,
+        form,
+        errors=errors,
+        status=status,
         max_text=footer_manual.MAX_FOOTER_TEXT,
-        zone=manual_lookups.zone_label(),
     )
-    return html, status
 
 
 @bp.get("/providers/<int:provider_id>/evidence/footer/manual")
@@ -315,20 +313,18 @@ def footer_manual_record(provider_id: int) -> Any:
     """Store the footer text and screenshot as the latest footer evidence; the check re-runs on it."""
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=provider_id)
-    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
-    try:
-        footer_manual.record_footer(
+    _record, errors, status = record_by_hand(
+        lambda screenshot, filename: footer_manual.record_footer(
             session,
             provider_id=provider_id,
             values=request.form,
-            screenshot=data or b"",
+            screenshot=screenshot,
             filename=filename,
             user=current_user,
         )
-    except InvalidInput as exc:
-        session.rollback()
-        errors = {error.field: error.message for error in exc.errors}
-        return _render_footer_manual(provider, request.form, errors, exc.status)
+    )
+    if errors:
+        return _render_footer_manual(provider, request.form, errors, status)
     flash(_("已记录页脚，截图已存为证据"), "success")
     return redirect(url_for("web.provider_credentials", provider_id=provider_id))
 

@@ -19,7 +19,6 @@ from sqlmodel import Session
 from app.accounts.auth import role_required
 from app.core.db import get_session
 from app.core.errors import Conflict, InvalidInput, NotFound
-from app.core.request_files import uploaded_file
 from app.credentials import lookups as service
 from app.credentials import manual_lookups
 from app.models import Provider
@@ -30,6 +29,7 @@ from app.registry import providers as provider_service
 from app.web import bp
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view
+from app.web.manual_records import record_by_hand, render_manual_page
 
 STATE_LABELS = {
     LookupState.pending: _l("正在获取验证码"),
@@ -247,20 +247,18 @@ def _manual_form(kind: str, lookup: Lookup | None, provider: Provider) -> dict[s
 def _render_manual(
     provider: Provider, kind: str, form: Any, *, errors: dict[str, str] | None = None, status: int = 200
 ) -> Any:
-    html = render_template(
+    return render_manual_page(
         "lookups/manual.html",
-        provider=provider,
+        provider,
+        form,
+        errors=errors,
+        status=status,
         kind=kind,
-        form=form,
-        errors=errors or {},
         statuses=manual_lookups.LICENCE_STATUSES,
         certificate_statuses=manual_lookups.CERTIFICATE_STATUSES,
         certificate_kinds=manual_lookups.CERTIFICATE_KINDS,
-        max_mb=manual_lookups.MAX_SCREENSHOT_BYTES // (1024 * 1024),
-        zone=manual_lookups.zone_label(),
         **_view_globals(),
     )
-    return html, status
 
 
 def _replaced(session: Session, value: Any, provider_id: int) -> Lookup | None:
@@ -292,23 +290,21 @@ def lookup_manual_record(provider_id: int) -> Any:
     """Store the analyst's result and screenshot as evidence; the lookup page then shows it, marked manual."""
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=provider_id)
-    data, filename = uploaded_file("screenshot", manual_lookups.MAX_SCREENSHOT_BYTES)
     replaced = _replaced(session, request.form.get("replaces"), provider_id)
-    try:
-        lookup = manual_lookups.record_manual(
+    lookup, errors, status = record_by_hand(
+        lambda screenshot, filename: manual_lookups.record_manual(
             session,
             provider_id=provider_id,
             kind=request.form.get("kind", ""),
             values=request.form,
-            screenshot=data or b"",
+            screenshot=screenshot,
             filename=filename,
             user=current_user,
             replaces=replaced.id if replaced is not None else None,
         )
-    except InvalidInput as exc:
-        session.rollback()
-        errors = {error.field: error.message for error in exc.errors}
+    )
+    if errors:
         kind = request.form.get("kind", "")
-        return _render_manual(provider, kind, request.form, errors=errors, status=exc.status)
+        return _render_manual(provider, kind, request.form, errors=errors, status=status)
     flash(_("已记录人工查询结果，截图已存为证据"), "success")
     return redirect(url_for("web.lookup_detail", lookup_id=lookup.id))
