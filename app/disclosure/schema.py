@@ -36,7 +36,9 @@ from app.models.fields import (
     website_url,
 )
 from app.models.provider import CertificationBase, DatacenterBase, FilingBase, LicenceBase, OfferBase
-from app.vetting.identifiers import Identifier, identify, parse_uscc
+from app.vetting.identifier_common import Identifier
+from app.vetting.identifiers import identify
+from app.vetting.uscc import parse_uscc
 
 AnswerState = Literal["answered", "declined", "unanswered"]
 ROW_LIMIT = 30  # most rows of one repeated section a provider may submit

@@ -37,7 +37,8 @@ from app.models.io import (
     ProviderPatch,
 )
 from app.models.provider import ProviderBase
-from app.vetting.identifiers import identify, normalize_text
+from app.vetting.identifier_common import normalize_text
+from app.vetting.identifiers import identify
 
 PROVIDER_FIELDS = tuple(ProviderBase.model_fields)
 MAX_PAGE = 1_000_000

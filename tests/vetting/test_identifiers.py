@@ -10,19 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.core.provinces import PROVINCES
-from app.vetting import identifiers
+from app.vetting import identifier_common, identifiers
+from app.vetting.identifier_common import MESSAGES, Identifier, normalize_text
 from app.vetting.identifiers import (
-    MESSAGES,
-    Identifier,
     find_identifiers,
     identify,
-    normalize_text,
     parse_icp_filing,
     parse_icp_licence,
     parse_licence,
     parse_psb_filing,
-    parse_uscc,
 )
+from app.vetting.uscc import org_code_check_char, parse_uscc, uscc_check_char
 
 FIXED_TODAY = datetime.date(2025, 6, 1)
 
@@ -157,7 +155,7 @@ def test_invalid_identifiers(text: str, kind: str, normalized: str | None, fragm
 def test_year_before_2000_is_a_warning_not_an_error() -> None:
     result = identify("京B2-19981234")
     assert result.valid
-    assert result.problems == [identifiers.message("licence_year_old", year=1998)]
+    assert result.problems == [identifier_common.message("licence_year_old", year=1998)]
 
 
 def test_future_year_uses_the_real_date(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -293,7 +291,7 @@ def test_every_dropped_character_is_unprintable_or_the_space():
     dropped = [
         hex(code)
         for code in range(0x110000)
-        if (char := chr(code)).isprintable() and char != " " and identifiers._is_dropped(char)
+        if (char := chr(code)).isprintable() and char != " " and identifier_common._is_dropped(char)
     ]
     assert dropped == []
 
@@ -384,7 +382,7 @@ RELEVANT = st.text(
 @settings(max_examples=500)
 def test_identify_never_raises(text: str) -> None:
     result = identify(text)
-    assert result.kind in identifiers.KINDS
+    assert result.kind in identifier_common.KINDS
     json.dumps(result.to_dict(), ensure_ascii=False)
 
 
@@ -392,7 +390,7 @@ def test_identify_never_raises(text: str) -> None:
 @settings(max_examples=1000)
 def test_identify_never_raises_on_relevant_alphabet(text: str) -> None:
     result = identify(text)
-    assert result.kind in identifiers.KINDS
+    assert result.kind in identifier_common.KINDS
     assert not result.valid or result.normalized is not None
 
 
@@ -443,8 +441,8 @@ def valid_usccs(draw: st.DrawFn) -> str:
     """Credit codes with both check characters computed."""
     province = draw(st.sampled_from(PROVINCES))
     body = draw(st.text(alphabet="0123456789ABCDEFGHJKLMNPQRTUWY", min_size=8, max_size=8))
-    head = f"91{province.code}0100{body}{identifiers.org_code_check_char(body)}"
-    code = head + (identifiers.uscc_check_char(head) or "")
+    head = f"91{province.code}0100{body}{org_code_check_char(body)}"
+    code = head + (uscc_check_char(head) or "")
     return draw(st.sampled_from([code, code.lower(), " ".join([code[:6], code[6:12], code[12:]])]))
 
 

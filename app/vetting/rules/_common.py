@@ -11,7 +11,8 @@ from typing import Any
 import yaml
 
 from app.vetting.findings import Finding, RuleContext, Severity
-from app.vetting.identifiers import Identifier, identify
+from app.vetting.identifier_common import Identifier
+from app.vetting.identifiers import identify
 
 KNOWLEDGE_FILE = Path(__file__).resolve().parents[2] / "knowledge" / "vetting.yaml"
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.vetting.findings import Finding, RuleContext, rule
-from app.vetting.identifiers import MESSAGES
+from app.vetting.identifier_common import MESSAGES
 from app.vetting.rules._common import finding, label, licences_proper, number_of, parsed, registry
 
 # Problems another rule reports on its own (a future year: licence.issued_in_future; PSB digits against
