@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,12 +37,8 @@ def _write(record: ExportRecord, output: Path) -> None:
     )
 
 
-@report_group.command("provider")
-@click.argument("provider_id", type=RECORD_ID)
-@_OUTPUT
-@_LANG
-def provider_command(provider_id: int, output: Path, lang: str) -> None:
-    """Export the vetting report of provider PROVIDER_ID to OUTPUT."""
+def _export(export: Callable[..., ExportRecord], output: Path, lang: str, **target: int) -> None:
+    """Export one report with the configured renderer, as the CLI author, and write it to OUTPUT."""
     from app.core.errors import ServiceError
     from app.credentials import report_exports as service
     from app.reports.pdf import renderer_for_settings
@@ -50,13 +47,22 @@ def provider_command(provider_id: int, output: Path, lang: str) -> None:
     author = service.Author(id=None, name=CLI_AUTHOR_NAME)
     with cli_session() as session:
         try:
-            record = service.export_provider_report(
-                session, provider_id=provider_id, language=lang, author=author, renderer=renderer
-            )
+            record = export(session, language=lang, author=author, renderer=renderer, **target)
         except ServiceError as exc:
             fail(exc)
             return
         _write(record, output)
+
+
+@report_group.command("provider")
+@click.argument("provider_id", type=RECORD_ID)
+@_OUTPUT
+@_LANG
+def provider_command(provider_id: int, output: Path, lang: str) -> None:
+    """Export the vetting report of provider PROVIDER_ID to OUTPUT."""
+    from app.credentials import report_exports as service
+
+    _export(service.export_provider_report, output, lang, provider_id=provider_id)
 
 
 @report_group.command("case")
@@ -65,24 +71,12 @@ def provider_command(provider_id: int, output: Path, lang: str) -> None:
 @_LANG
 def case_command(case_id: int, output: Path, lang: str) -> None:
     """Export the report of procurement case CASE_ID to OUTPUT."""
-    from app.core.errors import ServiceError
     from app.credentials import report_exports as service
-    from app.reports.pdf import renderer_for_settings
 
     if not service.cases_available():
         click.echo("error: cases are not available yet (case reports need procurement cases)", err=True)
         sys.exit(2)
-    renderer = renderer_for_settings(current_app.config["GPUVET_SETTINGS"])
-    author = service.Author(id=None, name=CLI_AUTHOR_NAME)
-    with cli_session() as session:
-        try:
-            record = service.export_case_report(
-                session, case_id=case_id, language=lang, author=author, renderer=renderer
-            )
-        except ServiceError as exc:
-            fail(exc)
-            return
-        _write(record, output)
+    _export(service.export_case_report, output, lang, case_id=case_id)
 
 
 @report_group.command("prepare-font")
