@@ -12,7 +12,13 @@ from typing import Any
 
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.rules._common import fold_name, registry
-from app.vetting.rules._sources import KIND_NAMES, joined, recorded_numbers, source_finding
+from app.vetting.rules._sources import (
+    KIND_NAMES,
+    RecordedNumbers,
+    joined,
+    recorded_numbers,
+    source_finding,
+)
 from scrapers.http import UNREACHABLE_HINTS
 
 COMPARED_KINDS = ("icp_filing", "icp_licence", "licence", "psb_filing", "uscc")
@@ -85,6 +91,37 @@ def filing_not_shown(context: RuleContext) -> Iterator[Finding]:
     )
 
 
+def _compared(fact: dict[str, Any], context: RuleContext) -> Iterator[tuple[dict[str, Any], RecordedNumbers]]:
+    """Each well-formed number the site shows of a kind the registry records, with the recorded ones."""
+    for item in _shown(fact):
+        kind = item.get("kind", "")
+        if kind in COMPARED_KINDS and item.get("valid", True):
+            yield item, recorded_numbers(context.provider, kind)
+
+
+def _number_finding(
+    context: RuleContext,
+    rule_id: str,
+    fact: dict[str, Any],
+    item: dict[str, Any],
+    article: str,
+    **values: Any,
+) -> Finding:
+    """A finding about one number the site shows, naming its kind ('the'/'a' before it in English)."""
+    kind = item.get("kind", "")
+    zh, en = KIND_NAMES[kind]
+    return source_finding(
+        context,
+        rule_id,
+        subject=f"footer:{kind}:{item.get('normalized')}",
+        url=item.get("url") or fact.get("url", ""),
+        kind_zh=zh,
+        kind_en=f"{article} {en}",
+        site=item.get("normalized"),
+        **values,
+    )
+
+
 @rule(
     "footer.number_mismatch",
     title_zh="官网编号与登记不一致",
@@ -95,25 +132,17 @@ def number_mismatch(context: RuleContext) -> Iterator[Finding]:
     fact = _footer(context)
     if fact is None:
         return
-    for item in _shown(fact):
-        kind = item.get("kind", "")
-        if kind not in COMPARED_KINDS or not item.get("valid", True):
-            continue
-        recorded = recorded_numbers(context.provider, kind)
-        if not recorded.entries or recorded.holds(item.get("normalized")):
-            continue
-        zh, en = KIND_NAMES[kind]
-        yield source_finding(
-            context,
-            "footer.number_mismatch",
-            subject=f"footer:{kind}:{item.get('normalized')}",
-            evidence=[_ref(item, fact), *recorded.evidence],
-            url=item.get("url") or fact.get("url", ""),
-            kind_zh=zh,
-            kind_en=f"the {en}",
-            site=item.get("normalized"),
-            registry=joined(recorded.numbers),
-        )
+    for item, recorded in _compared(fact, context):
+        if recorded.entries and not recorded.holds(item.get("normalized")):
+            yield _number_finding(
+                context,
+                "footer.number_mismatch",
+                fact,
+                item,
+                "the",
+                evidence=[_ref(item, fact), *recorded.evidence],
+                registry=joined(recorded.numbers),
+            )
 
 
 @rule(
@@ -126,22 +155,11 @@ def number_unrecorded(context: RuleContext) -> Iterator[Finding]:
     fact = _footer(context)
     if fact is None:
         return
-    for item in _shown(fact):
-        kind = item.get("kind", "")
-        valid = item.get("valid", True)
-        if kind not in COMPARED_KINDS or not valid or recorded_numbers(context.provider, kind).entries:
-            continue
-        zh, en = KIND_NAMES[kind]
-        yield source_finding(
-            context,
-            "footer.number_unrecorded",
-            subject=f"footer:{kind}:{item.get('normalized')}",
-            evidence=[_ref(item, fact)],
-            url=item.get("url") or fact.get("url", ""),
-            kind_zh=zh,
-            kind_en=f"a {en}",
-            site=item.get("normalized"),
-        )
+    for item, recorded in _compared(fact, context):
+        if not recorded.entries:
+            yield _number_finding(
+                context, "footer.number_unrecorded", fact, item, "a", evidence=[_ref(item, fact)]
+            )
 
 
 @rule(

@@ -65,22 +65,22 @@ def _date(value: Any) -> date | None:
 
 
 # ------------------------------------------------------------------------------------------------ ICP filing
+def _not_found(context: RuleContext, fact_name: str, rule_id: str) -> Iterator[Finding]:
+    """A finding when the lookup by company name found nothing."""
+    fact = _fact(context, fact_name)
+    if fact is None or _records(fact):
+        return
+    yield source_finding(
+        context, rule_id, subject="provider", evidence=_refs(fact), query=fact.get("query"), at=_at(fact)
+    )
+
+
 @rule(
     "lookup.icp_not_found", title_zh="官方未查到备案", title_en="No filing in the official system", red_flag=7
 )
 def icp_not_found(context: RuleContext) -> Iterator[Finding]:
     """The ICP lookup by company name found nothing."""
-    fact = _fact(context, "icp_lookup")
-    if fact is None or _records(fact):
-        return
-    yield source_finding(
-        context,
-        "lookup.icp_not_found",
-        subject="provider",
-        evidence=_refs(fact),
-        query=fact.get("query"),
-        at=_at(fact),
-    )
+    yield from _not_found(context, "icp_lookup", "lookup.icp_not_found")
 
 
 @rule(
@@ -241,17 +241,8 @@ def _good(context: RuleContext, record: dict[str, Any]) -> bool:
 )
 def licence_not_found(context: RuleContext) -> Iterator[Finding]:
     """The licence lookup found nothing while the provider sells something that needs a licence."""
-    fact = _fact(context, "licence_lookup")
-    if fact is None or _records(fact) or not _needed_items(context):
-        return
-    yield source_finding(
-        context,
-        "lookup.licence_not_found",
-        subject="provider",
-        evidence=_refs(fact),
-        query=fact.get("query"),
-        at=_at(fact),
-    )
+    if _needed_items(context):
+        yield from _not_found(context, "licence_lookup", "lookup.licence_not_found")
 
 
 @rule(
