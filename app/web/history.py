@@ -69,7 +69,7 @@ def _when(value: Any) -> Any:
 
 # ---------------------------------------------------------------- procurement cases
 def _step_labels() -> dict[str, Any]:
-    from app.web.cases import STEP_TITLES
+    from app.web.case_steps import STEP_TITLES
 
     return {**STEP_TITLES, "done": _l("已完成")}
 
@@ -96,7 +96,7 @@ def _flatten(answers: Any, prefix: str = "") -> dict[str, Any]:
 
 def _answer_label_and_show(path: str) -> tuple[Any, Callable[[Any], Any]]:
     """The question behind an answers path ("compute.nodes"), and how to show its values."""
-    from app.web.cases import STEP_FIELDS, STEP_TITLES
+    from app.web.case_steps import STEP_FIELDS, STEP_TITLES
 
     section, _, name = path.partition(".")
     field = next((f for f in STEP_FIELDS.get(section, ()) if f.name == name), None)
