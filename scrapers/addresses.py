@@ -17,7 +17,7 @@ layout, the IPv4 address in the last 32 bits) and the deprecated IPv4-compatible
 identifiers are not read: their IPv4 address is reached by the router of the address's own prefix, which is
 judged. Ranges are named for what they are (documentation, benchmarking, ...); "private" means RFC 1918 and
 unique-local (fc00::/7) addresses only.
-Messages are in one language (flask_babel gettext: the request's language, Chinese outside a request).
+Messages are benchmarks.messages.Message values: Chinese as str, shown in the reader's language by the app.
 """
 
 from __future__ import annotations
@@ -27,10 +27,9 @@ import socket
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from flask_babel import gettext as _
-from flask_babel import lazy_gettext as _l
-
 from app.core.allow_lists import parse_host_entries
+from benchmarks.messages import Message
+from benchmarks.messages import message as _
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -48,20 +47,20 @@ def _has(attribute: str) -> Callable[[IPAddress], bool]:
 
 # (test, label, English code), first match wins; an address none matches is refused when not global.
 _BLOCK_REASONS: tuple[tuple[Callable[[IPAddress], bool], Any, str], ...] = (
-    (_has("is_unspecified"), _l("未指定地址"), "unspecified"),
-    (_has("is_loopback"), _l("回环地址"), "loopback"),
-    (_has("is_link_local"), _l("链路本地地址"), "link-local"),
-    (_has("is_multicast"), _l("组播地址"), "multicast"),
+    (_has("is_unspecified"), _("未指定地址"), "unspecified"),
+    (_has("is_loopback"), _("回环地址"), "loopback"),
+    (_has("is_link_local"), _("链路本地地址"), "link-local"),
+    (_has("is_multicast"), _("组播地址"), "multicast"),
     (
         _in_networks("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20"),
-        _l("文档示例地址"),
+        _("文档示例地址"),
         "documentation",
     ),
-    (_in_networks("198.18.0.0/15", "2001:2::/48"), _l("基准测试专用地址"), "benchmarking"),
-    (_in_networks("0.0.0.0/8"), _l("“本网络”地址"), "this network"),
-    (_in_networks("255.255.255.255/32"), _l("广播地址"), "broadcast"),
-    (_has("is_reserved"), _l("保留地址"), "reserved"),
-    (_in_networks("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"), _l("内网地址"), "private"),
+    (_in_networks("198.18.0.0/15", "2001:2::/48"), _("基准测试专用地址"), "benchmarking"),
+    (_in_networks("0.0.0.0/8"), _("“本网络”地址"), "this network"),
+    (_in_networks("255.255.255.255/32"), _("广播地址"), "broadcast"),
+    (_has("is_reserved"), _("保留地址"), "reserved"),
+    (_in_networks("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"), _("内网地址"), "private"),
 )
 # Reasons an allow-listed host name may override; the others need an allow-listed CIDR.
 HOST_ADMITS = frozenset({"private", "not globally routable", "documentation", "benchmarking"})
@@ -98,25 +97,25 @@ def judged_as(address: IPAddress) -> tuple[IPAddress, ...]:
     return carried
 
 
-def _own_reason(address: IPAddress) -> tuple[str, str] | None:
+def _own_reason(address: IPAddress) -> tuple[Message, str] | None:
     """(label, English code) of why this very address is not public, its carried addresses aside."""
     for test, label, code in _BLOCK_REASONS:
         if test(address):
-            return str(label), code
+            return label, code
     if not address.is_global:
         return _("非公网地址"), "not globally routable"
     return None
 
 
-def _label(address: IPAddress, part: IPAddress, label: str) -> str:
+def _label(address: IPAddress, part: IPAddress, label: Message) -> Message:
     """The label, naming the carried IPv4 address when that (not `address` itself) is the one refused."""
     if part == address:
         return label
     return _("内嵌 IPv4 地址 %(ip)s：%(kind)s", ip=part, kind=label)
 
 
-def block_reason(address: IPAddress) -> tuple[str, str] | None:
-    """(label in the current language, English code) naming why an address is not public; None if public."""
+def block_reason(address: IPAddress) -> tuple[Message, str] | None:
+    """(label for the reader, English code) naming why an address is not public; None if public."""
     for part in judged_as(address):
         reason = _own_reason(part)
         if reason is not None:
@@ -125,18 +124,18 @@ def block_reason(address: IPAddress) -> tuple[str, str] | None:
 
 
 class AddressRefused(Exception):
-    """The host resolves to an address the policy refuses (message in the current language)."""
+    """The host resolves to an address the policy refuses (`message`: a Message for the reader)."""
 
-    def __init__(self, message: str, *, host: str = "") -> None:
+    def __init__(self, message: Message, *, host: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.host = host
 
 
 class ResolveFailed(Exception):
-    """The host name does not resolve (message in the current language)."""
+    """The host name does not resolve (`message`: a Message for the reader)."""
 
-    def __init__(self, message: str, *, host: str = "") -> None:
+    def __init__(self, message: Message, *, host: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.host = host
@@ -164,7 +163,7 @@ class AddressPolicy:
         """True when the host name itself is on the allow-list (exact or '*.suffix')."""
         return self.host_ports(host) is not None
 
-    def refusal(self, host: str, address: str, port: int) -> str | None:
+    def refusal(self, host: str, address: str, port: int) -> Message | None:
         """Why connecting to `address` (which `host` resolved to) on `port` is refused, or None."""
         ip = ipaddress.ip_address(address.split("%", 1)[0])
         for part in judged_as(ip):
@@ -173,7 +172,9 @@ class AddressPolicy:
                 return self._refusal_message(host, ip, (_label(ip, part, reason[0]), reason[1]), port)
         return None
 
-    def _refusal_message(self, host: str, ip: IPAddress, reason: tuple[str, str], port: int) -> str | None:
+    def _refusal_message(
+        self, host: str, ip: IPAddress, reason: tuple[Message, str], port: int
+    ) -> Message | None:
         """The message refusing `ip` for `reason`, or None when an allow-listed host name admits it."""
         label, en = reason
         ports = self.host_ports(host)
