@@ -42,7 +42,7 @@ import app.models  # noqa: E402, F401 - registers every table
 from app.advice.answers import validate_answers  # noqa: E402
 from app.advice.engine import advise  # noqa: E402
 from app.advice.facts import parse_licence_number  # noqa: E402
-from app.cases import cases  # noqa: E402
+from app.cases import cases, registry_facts  # noqa: E402
 from app.models import Datacenter, Filing, Licence, Offer, Provider, latest_runs  # noqa: E402
 from app.models.checks import CheckRun, StoredFinding  # noqa: E402
 from app.models.trials import BenchRun, BenchStep, TrialServer  # noqa: E402
@@ -282,7 +282,7 @@ def measure(url: str, runs: int, providers: int) -> dict[str, Any]:
         end_to_end()
         per_changed_request = len(statements)
         cold_ms = _median_ms(cold, runs)[0]
-        facts = cases.offer_facts(session, today=TODAY)
+        facts = registry_facts.offer_facts(session, today=TODAY)
         table = build_table(facts)
         medians = _side_by_side(
             {
@@ -296,14 +296,14 @@ def measure(url: str, runs: int, providers: int) -> dict[str, Any]:
         facts_ms = _median_ms(
             lambda: (
                 parse_licence_number.cache_clear(),
-                cases.offer_facts(session, today=TODAY),
+                registry_facts.offer_facts(session, today=TODAY),
                 session.rollback(),
             ),
             runs,
         )[0]
         json_ms = _median_ms(lambda: (measurements_from_samples(session), session.rollback()), runs)[1]
         columns_ms = _median_ms(
-            lambda: (cases.offer_measurements(session, today=TODAY), session.rollback()), runs
+            lambda: (registry_facts.offer_measurements(session, today=TODAY), session.rollback()), runs
         )[1]
     table_ms = _median_ms(lambda: build_table(facts), runs)[0]
     engine.dispose()

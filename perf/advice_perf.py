@@ -4,7 +4,7 @@ Usage:
     .venv/bin/python perf/advice_perf.py [--small 5000] [--large 50000] [--runs 30] [--top 50] [--case KIND]
                                          [--measured 0.3] [--spread 0.1]
 
-Builds synthetic offers (plain facts, as app.cases.cases.offer_facts would from the registry): providers
+Builds synthetic offers (plain facts, as registry_facts.offer_facts would from the registry): providers
 with provincial or cross-regional licences (some B2-only, some outside their province, some expired), with
 findings on a share of them, spread over the datacenter cities of the city table, with a mix of GPUs,
 RDMA, storage and bandwidth types and prices, and a measured quick-suite run for a share of the offers

@@ -23,7 +23,7 @@ from sqlmodel import Session
 
 from app.advice.deciding import columns_read
 from app.advice.offer_table import OfferTable
-from app.cases import cases  # cases advises through this module: only its functions are read here
+from app.cases import registry_facts  # read as a module attribute, so that tests can replace offer_facts
 from app.models.registry_version import ROW_ID, ProviderVersion, RegistryVersion
 from benchmarks.gc_pause import without_gc
 
@@ -43,7 +43,7 @@ Links = Callable[[int], str | None] | None
 def offer_table(
     session: Session, *, today: date, check_link: Links = None, run_link: Links = None
 ) -> OfferTable:
-    """Every offer's facts and columns (cases.offer_facts), kept while the registry is unchanged and
+    """Every offer's facts and columns (registry_facts.offer_facts), kept while the registry is unchanged and
     refreshed from the providers changed since."""
     version = registry_version(session)
     if version is None:
@@ -91,7 +91,7 @@ def clear() -> None:
 
 
 def _read(session: Session, today: date, check_link: Links, run_link: Links) -> OfferTable:
-    facts = cases.offer_facts(session, today=today, check_link=check_link, run_link=run_link)
+    facts = registry_facts.offer_facts(session, today=today, check_link=check_link, run_link=run_link)
     with without_gc():
         return OfferTable(facts).prepare(columns_read())
 
@@ -106,7 +106,7 @@ def _refreshed(
     many = len(changed) > max(REREAD_AFTER, len(table.providers) * REREAD_SHARE)
     if many or table.replaced > table.size:
         return _read(session, today, check_link, run_link)
-    fresh = cases.offer_facts(
+    fresh = registry_facts.offer_facts(
         session, today=today, check_link=check_link, run_link=run_link, providers=changed
     )
     with without_gc():

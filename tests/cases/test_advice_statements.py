@@ -9,7 +9,7 @@ from datetime import date
 from sqlalchemy import event
 from sqlmodel import Session, select
 
-from app.cases import cases
+from app.cases import cases, registry_facts
 from app.models.checks import CheckRun, StoredFinding
 from app.registry.providers import create_provider
 from tests.cases.test_measured_offers import OFFER, TODAY, at, quick_steps, small_model_answers, store_run
@@ -78,7 +78,7 @@ def test_statements_do_not_grow_with_providers_offers_checks_or_runs(session):
     few = statements_to_advise(session)
     add_providers(session, 3, 27)
     assert statements_to_advise(session) == few <= 10
-    facts = cases.offer_facts(session, today=TODAY)
+    facts = registry_facts.offer_facts(session, today=TODAY)
     assert len(facts) == 60 and sum(1 for f in facts if f.measurements) == 30
     # only the latest check run's finding, and its check, reach each provider
     for fact in facts:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session
 
-from app.cases import cases
+from app.cases import cases, registry_facts
 from app.models import Offer
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.registry.providers import create_provider
@@ -149,7 +149,7 @@ def at(days_before: int) -> datetime:
 
 
 def facts_by_name(session: Session) -> dict[str, Any]:
-    return {o.name: o for o in cases.offer_facts(session, today=TODAY, run_link=LINK)}
+    return {o.name: o for o in registry_facts.offer_facts(session, today=TODAY, run_link=LINK)}
 
 
 def test_stored_runs_become_measurements_with_source_run_link_and_date(session, offers):

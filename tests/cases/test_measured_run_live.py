@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
-from app.cases import cases
+from app.cases import cases, registry_facts
 from app.models.trials import RunState
 from app.trials import bench_runs
 from app.trials import servers as trials
@@ -34,7 +34,9 @@ def test_a_run_on_the_shaped_link_makes_the_1_gbps_offer_measured_and_lowers_it(
     run = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, policy=policy)
     assert run.state == RunState.succeeded, run.error
 
-    figures = {o.id: o for o in cases.offer_facts(session, today=TODAY)}[measured_offer.id].measurements
+    figures = {o.id: o for o in registry_facts.offer_facts(session, today=TODAY)}[
+        measured_offer.id
+    ].measurements
     public = figures["public_mbps"]
     # the shaped 200 Mbit/s, not the 1 Gbps claim (3 s of iperf3 on a busy CPU has read 162-200)
     assert 120 <= public.value <= 220 and public.source == "measured" and public.run_id == run.id

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from sqlmodel import Session, select
 
 from app.advice import engine
-from app.cases import cases
+from app.cases import cases, registry_facts
 from app.credentials.verdicts import verdicts_of
 from app.models import Certification, Datacenter, Licence, Offer, Provider
 from app.models.bench_figure import BenchFigure
@@ -39,13 +39,13 @@ def kept(session: Session) -> Iterator[None]:
 def reads(monkeypatch) -> list[object]:
     """The providers each read of offer facts asked for (None: every provider)."""
     asked: list[object] = []
-    read = cases.offer_facts
+    read = registry_facts.offer_facts
 
     def recorded(session, **kw):
         asked.append(kw.get("providers"))
         return read(session, **kw)
 
-    monkeypatch.setattr(cases, "offer_facts", recorded)
+    monkeypatch.setattr(registry_facts, "offer_facts", recorded)
     return asked
 
 
@@ -193,7 +193,9 @@ def test_without_the_counter_row_nothing_is_kept(session, kept):
 
 def _fresh_advice(session: Session):
     """Advice on offers read afresh, the verdicts read as the service reads them."""
-    advice = engine.advise(small_model_answers(0.01), cases.offer_facts(session, today=TODAY), today=TODAY)
+    advice = engine.advise(
+        small_model_answers(0.01), registry_facts.offer_facts(session, today=TODAY), today=TODAY
+    )
     advice.read_verdicts = partial(verdicts_of, session)
     return advice
 

@@ -107,7 +107,7 @@ def test_kept_advice_in_every_worker_follows_writes_made_while_it_advised(server
     # each worker keeps the offers it read and refreshes the changed providers (registry_version and
     # provider_version, moved by triggers); writes committed while workers advise must all show afterwards
     from app.advice import engine as advice_engine
-    from app.cases import cases
+    from app.cases import cases, registry_facts
     from app.models import Offer
     from app.models.registry_version import ROW_ID, RegistryVersion
     from tests.cases.test_advice_statements import add_providers
@@ -144,7 +144,7 @@ def test_kept_advice_in_every_worker_follows_writes_made_while_it_advised(server
             future.result(timeout=120)
     assert {status for batch in statuses for status in batch} == {200}
     session.expire_all()
-    fresh = advice_engine.advise(answers, cases.offer_facts(session), today=date.today()).to_dict()
+    fresh = advice_engine.advise(answers, registry_facts.offer_facts(session), today=date.today()).to_dict()
     assert len({price for _id, price, *_rest in ranking_of(fresh)}) > 1
     for _ in range(12):  # whichever worker answers, it shows every write
         advice = requests.get(url, headers=headers, timeout=60).json()["advice"]

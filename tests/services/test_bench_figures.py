@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import command
 from sqlmodel import Session, select
 
-from app.cases import cases
+from app.cases import registry_facts
 from app.cli.db import alembic_config
 from app.models import Offer, Provider
 from app.models.bench_figure import FIGURE_KEYS, BenchFigure
@@ -121,15 +121,19 @@ def test_an_upload_writes_its_figures_marked_uploaded(session, offers):
 def test_refresh_rebuilds_figures_of_runs_stored_before_the_table(app, session, offers):
     store_run(session, offers[0], quick_steps(800), at(3))
     store_run(session, offers[1], quick_steps(400), at(200))  # stale
-    expected = {o.name: o.measurements for o in cases.offer_facts(session, today=TODAY, run_link=LINK)}
+    expected = {
+        o.name: o.measurements for o in registry_facts.offer_facts(session, today=TODAY, run_link=LINK)
+    }
     session.execute(sa.delete(BenchFigure))  # as if the runs were stored before bench_figure existed
     session.commit()
-    assert all(not o.measurements for o in cases.offer_facts(session, today=TODAY))
+    assert all(not o.measurements for o in registry_facts.offer_facts(session, today=TODAY))
     result = app.test_cli_runner().invoke(args=["bench", "refresh-figures"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {"runs": 2, "figures": 8}
     session.expire_all()
-    rebuilt = {o.name: o.measurements for o in cases.offer_facts(session, today=TODAY, run_link=LINK)}
+    rebuilt = {
+        o.name: o.measurements for o in registry_facts.offer_facts(session, today=TODAY, run_link=LINK)
+    }
     assert rebuilt == expected and rebuilt["未测套餐"]["intranet_gbps"].value == 0.4
 
 
@@ -139,19 +143,22 @@ def test_a_fresh_upload_beats_a_stale_run_until_both_are_stale(session, offers):
     upload = bench_uploads.upload_output(
         session, offer_id=offers[0].id, tool="iperf3", output=raw, path="intranet"
     )
-    by_today = cases.offer_measurements(session, today=upload.finished_at.date())[offers[0].id]
+    by_today = registry_facts.offer_measurements(session, today=upload.finished_at.date())[offers[0].id]
     assert by_today["intranet_gbps"].run_id == upload.id
     # the same rows read a year later: both stale, and the run gpuvet executed is trusted first again,
     # so precedence is decided when reading, never frozen when the rows were written
     later = upload.finished_at.date().replace(year=upload.finished_at.year + 1)
-    assert cases.offer_measurements(session, today=later)[offers[0].id]["intranet_gbps"].run_id == executed.id
+    assert (
+        registry_facts.offer_measurements(session, today=later)[offers[0].id]["intranet_gbps"].run_id
+        == executed.id
+    )
 
 
 def test_an_executed_run_beats_a_newer_upload_of_the_same_age_band(session, offers):
     executed = store_run(session, offers[0], quick_steps(700), at(5))
     raw = (DATA / "iperf3_single.json").read_bytes()
     bench_uploads.upload_output(session, offer_id=offers[0].id, tool="iperf3", output=raw, path="intranet")
-    measured = cases.offer_measurements(session, today=TODAY)[offers[0].id]["intranet_gbps"]
+    measured = registry_facts.offer_measurements(session, today=TODAY)[offers[0].id]["intranet_gbps"]
     assert measured.run_id == executed.id and measured.origin == "executed"
 
 

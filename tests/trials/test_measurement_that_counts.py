@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlmodel import Session, select
 
-from app.cases import cases
+from app.cases import registry_facts
 from app.credentials import facts
 from app.credentials.checks import run_check
 from app.credentials.verification import verification_of
@@ -47,7 +47,7 @@ def citations(session: Session, offer: Offer, figure: str) -> dict[str, set[int]
     fact_runs = facts.gather_facts(session, provider)
     report = gather(session, provider)["measurements"]["data"]
     items = {item.subject: item for item in verification_of(session, provider_id)}
-    ranked = {fact.id: fact for fact in cases.offer_facts(session, today=today)}
+    ranked = {fact.id: fact for fact in registry_facts.offer_facts(session, today=today)}
     return {
         "counting": {counting_runs(session, today=today)[offer.id][figure].run_id},
         "ranking": {ranked[offer.id].measurements[figure].run_id},
