@@ -13,25 +13,21 @@ one red flags, ranking and reports read too (app.trials.measurements.counting_ru
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy.orm import defer
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session
 
 from app.core.clock import aware
 from app.credentials.manual_lookups import METHOD as MANUAL_METHOD_NAME
 from app.credentials.manual_lookups import manual_info
-from app.models import Provider
+from app.credentials.verification_evidence import ItemEvidence, read_evidence
 from app.models.checks import StoredFinding
 from app.models.credit import CreditRecord
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
-from app.models.latest_runs import latest_run_ids
-from app.models.provider import Certification, Filing, Licence, Offer
-from app.trials.measurements import Counting, counting_runs
+from app.models.provider import Certification, Offer
 from app.vetting.identifiers import identify
 from app.vetting.rules._sources import number_key
 from app.vetting.subjects import SEVERITY_RANK, record_numbers, records_of
@@ -43,6 +39,8 @@ UNVERIFIED, VERIFIED, BY_HAND, CONTRADICTED, EXPIRED = (
     "contradicted",
     "expired",
 )
+
+
 STATUSES: dict[str, tuple[str, str]] = {
     UNVERIFIED: ("未核实", "not verified"),
     VERIFIED: ("已核实", "verified"),
@@ -50,12 +48,14 @@ STATUSES: dict[str, tuple[str, str]] = {
     CONTRADICTED: ("证据不符", "contradicted"),
     EXPIRED: ("核实已过期", "verification expired"),
 }
+
+
 DEFAULT_MAX_AGE_DAYS = 90
-FOOTER_HOME = "footer"  # app.credentials.evidence.FOOTER_HOME (not imported: it pulls in the scraper)
-# Findings from evidence (not from registry data alone) that contradict an item.
-EVIDENCE_RULES = ("lookup.", "footer.", "credit.")
-CONTRADICTING = {"blocker", "warning"}  # findings that contradict the footer
+
+
 BLOCKER = "blocker"  # a finding that contradicts a licence, filing or certificate (warnings stay findings)
+
+
 # Which lookup verifies which kind of number.
 LOOKUP_OF_KIND = {
     "licence": LookupKind.licence,
@@ -63,7 +63,11 @@ LOOKUP_OF_KIND = {
     "icp_licence": LookupKind.icp,
     "psb_filing": LookupKind.psb,
 }
+
+
 RECORD_NUMBER_FIELDS = ("licenceNo", "mainLicence", "serviceLicence", "recordNo", "number")
+
+
 KIND_NAMES: dict[str, tuple[str, str]] = {
     "licence": ("许可证", "licence"),
     "icp_filing": ("ICP 备案", "ICP filing"),
@@ -74,6 +78,8 @@ KIND_NAMES: dict[str, tuple[str, str]] = {
     "credit": ("企业信用记录", "enterprise credit record"),
     "offer": ("报价", "offer"),
 }
+
+
 # Offer fields that claim something a run can measure: field -> (figure, zh, en).
 OFFER_CLAIMS: dict[str, tuple[str, str, str]] = {
     "gpu_model": ("gpu_model", "GPU 型号", "GPU model"),
@@ -85,12 +91,18 @@ OFFER_CLAIMS: dict[str, tuple[str, str, str]] = {
     "storage_type": ("storage_type", "存储类型", "storage type"),
     "nominal_iops": ("read_iops", "IOPS", "IOPS"),
 }
+
+
 NOT_CLAIMED = (None, "", "unknown", "none")
+
+
 CERTIFICATE_NAMES = {  # (zh, en)
     "iso9001": ("ISO 9001", "ISO 9001"),
     "iso27001": ("ISO 27001", "ISO/IEC 27001"),
     "dengbao": ("等保", "MLPS"),
 }
+
+
 # Why an item is not verified, per kind: (zh, en).
 MISSING_TEXT: dict[str, tuple[str, str]] = {
     "lookup": ("未经官方查询", "not looked up"),
@@ -178,96 +190,6 @@ def max_age_days() -> int:
     return int(getattr(settings, "verification_max_age_days", DEFAULT_MAX_AGE_DAYS))
 
 
-# ------------------------------------------------------------------------------------------------ reading
-@dataclass
-class _Evidence:
-    """Everything stored about a set of providers that can verify an item, read in a few statements."""
-
-    licences: dict[int, list[Licence]] = field(default_factory=lambda: defaultdict(list))
-    filings: dict[int, list[Filing]] = field(default_factory=lambda: defaultdict(list))
-    certifications: dict[int, list[Certification]] = field(default_factory=lambda: defaultdict(list))
-    offers: dict[int, list[Offer]] = field(default_factory=lambda: defaultdict(list))
-    lookups: dict[tuple[int, str], Lookup] = field(default_factory=dict)
-    footers: dict[int, Evidence] = field(default_factory=dict)
-    findings: dict[int, list[StoredFinding]] = field(default_factory=lambda: defaultdict(list))
-    measured: Counting = field(default_factory=dict)
-    websites: dict[int, str | None] = field(default_factory=dict)
-    usccs: dict[int, str | None] = field(default_factory=dict)
-    credit: dict[int, CreditRecord] = field(default_factory=dict)
-
-
-def _children(session: Session, ids: list[int], found: _Evidence) -> None:
-    for table, target in (
-        (Licence, found.licences),
-        (Filing, found.filings),
-        (Certification, found.certifications),
-        (Offer, found.offers),
-    ):
-        for row in session.exec(
-            select(table).where(col(table.provider_id).in_(ids)).order_by(col(table.id))
-        ).all():
-            target[row.provider_id].append(row)
-
-
-def _counting_lookups(session: Session, ids: list[int]) -> dict[tuple[int, str], Lookup]:
-    """Per (provider, kind): the latest automatic lookup, else the latest manual one (as the rules read)."""
-    rows = session.exec(
-        select(Lookup).where(
-            col(Lookup.provider_id).in_(ids),
-            col(Lookup.state).in_((LookupState.completed, LookupState.manual)),
-        )
-    ).all()
-    chosen: dict[tuple[int, str], Lookup] = {}
-    for lookup in sorted(rows, key=_lookup_rank):
-        chosen[(lookup.provider_id, str(getattr(lookup.kind, "value", lookup.kind)))] = lookup
-    return chosen
-
-
-def _lookup_rank(lookup: Lookup) -> tuple[bool, datetime, int]:
-    """Ascending rank: manual before automatic; automatic ones by completion, then id (the last one wins)."""
-    automatic = lookup.state == LookupState.completed
-    moment = (
-        aware(lookup.completed_at) if automatic and lookup.completed_at else datetime.min.replace(tzinfo=UTC)
-    )
-    return automatic, moment, lookup.id or 0
-
-
-def _latest_footers(session: Session, ids: list[int]) -> dict[int, Evidence]:
-    latest = (
-        select(func.max(Evidence.id))
-        .where(col(Evidence.provider_id).in_(ids), Evidence.purpose == FOOTER_HOME)
-        .group_by(col(Evidence.provider_id))
-    )
-    rows = session.exec(
-        select(Evidence).where(col(Evidence.id).in_(latest)).options(defer(Evidence.body))  # type: ignore[arg-type]
-    ).all()
-    return {row.provider_id: row for row in rows if row.provider_id is not None}
-
-
-def _latest_findings(
-    session: Session, ids: list[int], check_run_ids: Collection[int] | None
-) -> dict[int, list[StoredFinding]]:
-    """The evidence findings that contradict an item, of each provider's latest check run (`check_run_ids`
-    when the caller read them already)."""
-    latest = latest_run_ids(ids) if check_run_ids is None else sorted(check_run_ids)
-    found: dict[int, list[StoredFinding]] = defaultdict(list)
-    for row in session.exec(select(StoredFinding).where(col(StoredFinding.check_run_id).in_(latest))).all():
-        if row.rule_id.startswith(EVIDENCE_RULES) and str(row.severity) in CONTRADICTING:
-            found[row.provider_id].append(row)
-    return found
-
-
-def _latest_credit(session: Session, ids: list[int]) -> dict[int, CreditRecord]:
-    """Each provider's latest enterprise credit record (app.credentials.credit: the latest one decides)."""
-    rows = session.exec(
-        select(CreditRecord)
-        .where(col(CreditRecord.provider_id).in_(ids))
-        .options(defer(CreditRecord.enforcements))  # type: ignore[arg-type]
-        .order_by(col(CreditRecord.looked_at), col(CreditRecord.id))
-    ).all()
-    return {row.provider_id: row for row in rows}
-
-
 def _credit_item(record: CreditRecord | None, uscc: str | None) -> ItemVerification:
     name = uscc or ""
     if record is None:
@@ -297,22 +219,6 @@ def _credit_item(record: CreditRecord | None, uscc: str | None) -> ItemVerificat
     )
 
 
-def _read(session: Session, ids: list[int], today: date, check_run_ids: Collection[int] | None) -> _Evidence:
-    found = _Evidence()
-    _children(session, ids, found)
-    found.lookups = _counting_lookups(session, ids)
-    found.footers = _latest_footers(session, ids)
-    found.findings = _latest_findings(session, ids, check_run_ids)
-    for provider_id, website, uscc in session.exec(
-        select(Provider.id, Provider.website, Provider.uscc).where(col(Provider.id).in_(ids))
-    ).all():
-        found.websites[provider_id], found.usccs[provider_id] = website, uscc
-    found.credit = _latest_credit(session, ids)
-    found.measured = counting_runs(session, today=today, providers=ids)
-    return found
-
-
-# ------------------------------------------------------------------------------------------------ deciding
 def _record_keys(kind: str, records: Iterable[dict[str, Any]]) -> set[tuple[str, ...]]:
     keys = set()
     for record in records:
@@ -542,7 +448,7 @@ def _footer_item(
     )
 
 
-def _offer_items(offer: Offer, found: _Evidence) -> list[ItemVerification]:
+def _offer_items(offer: Offer, found: ItemEvidence) -> list[ItemVerification]:
     measured = found.measured.get(offer.id or 0, {})
     items = []
     for attribute, (figure, zh_name, en_name) in OFFER_CLAIMS.items():
@@ -597,7 +503,7 @@ def _offer_items(offer: Offer, found: _Evidence) -> list[ItemVerification]:
 
 
 def _provider_items(
-    provider_id: int, found: _Evidence, now: datetime, max_age: timedelta
+    provider_id: int, found: ItemEvidence, now: datetime, max_age: timedelta
 ) -> list[ItemVerification]:
     findings = found.findings.get(provider_id, [])
     licences = found.licences.get(provider_id, [])
@@ -644,7 +550,7 @@ def verifications_of(
     if not ids:
         return {}
     now = now or datetime.now(UTC)
-    found = _read(session, ids, now.date(), check_run_ids)
+    found = read_evidence(session, ids, now.date(), check_run_ids)
     max_age = timedelta(days=max_age_days())
     return {provider_id: _provider_items(provider_id, found, now, max_age) for provider_id in ids}
 
