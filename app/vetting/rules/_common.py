@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -78,19 +79,41 @@ def finding(
     **values: Any,
 ) -> Finding:
     """A Finding with the severity and texts of `rule_id` from the knowledge file, filled with values."""
-    spec = context.knowledge["rules"][rule_id]
-    company = company or context.provider.legal_name
-    verify = context.knowledge.get("verify", {})
+    return spec_finding(
+        rule_id,
+        context.knowledge["rules"][rule_id],
+        context.knowledge.get("verify", {}),
+        subject=subject,
+        evidence=evidence,
+        severity=severity,
+        values=values,
+        fill={"company": company or context.provider.legal_name},
+    )
+
+
+def spec_finding(
+    rule_id: str,
+    spec: dict[str, Any],
+    verify_texts: dict[str, str],
+    *,
+    subject: str,
+    evidence: Iterable[dict[str, Any]],
+    severity: str | None,
+    values: dict[str, Any],
+    fill: dict[str, Any],
+) -> Finding:
+    """A Finding from a rule's spec: its messages filled with values, its how-to-verify (the shared text
+    the spec names, else its own) filled with `fill`."""
     key = spec.get("verify")
-    verify_zh = verify[f"{key}_zh"] if key else spec.get("verify_zh", "")
-    verify_en = verify[f"{key}_en"] if key else spec.get("verify_en", "")
+    verify_zh = verify_texts[f"{key}_zh"] if key else spec.get("verify_zh", "")
+    verify_en = verify_texts[f"{key}_en"] if key else spec.get("verify_en", "")
     return Finding(
         rule_id=rule_id,
         severity=Severity(severity or spec["severity"]),
         message_zh=spec["message_zh"].format(**values),
         message_en=spec["message_en"].format(**values),
-        how_to_verify_zh=verify_zh.format(company=company),
-        how_to_verify_en=verify_en.format(company=company),
+        how_to_verify_zh=verify_zh.format(**fill),
+        how_to_verify_en=verify_en.format(**fill),
         subject=subject,
         evidence=tuple(evidence),
     )

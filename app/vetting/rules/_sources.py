@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from app.vetting.findings import Finding, RuleContext, Severity
-from app.vetting.rules._common import load_knowledge, parsed, registry
+from app.vetting.findings import Finding, RuleContext
+from app.vetting.rules._common import load_knowledge, parsed, registry, spec_finding
 
 T = TypeVar("T")
 SOURCES_FILE = Path(__file__).resolve().parents[2] / "knowledge" / "sources.yaml"
@@ -45,21 +45,15 @@ def source_finding(
 ) -> Finding:
     """A Finding with the severity and texts of `rule_id` from sources.yaml, filled with values."""
     data = texts()
-    spec = data["rules"][rule_id]
-    key = spec.get("verify")
-    verify_texts = {**context.knowledge.get("verify", {}), **data.get("verify", {})}
-    fill = {"company": context.provider.legal_name, "url": url}
-    verify_zh = verify_texts[f"{key}_zh"] if key else spec["verify_zh"]
-    verify_en = verify_texts[f"{key}_en"] if key else spec["verify_en"]
-    return Finding(
-        rule_id=rule_id,
-        severity=Severity(severity or spec["severity"]),
-        message_zh=spec["message_zh"].format(url=url, **values),
-        message_en=spec["message_en"].format(url=url, **values),
-        how_to_verify_zh=verify_zh.format(**fill),
-        how_to_verify_en=verify_en.format(**fill),
+    return spec_finding(
+        rule_id,
+        data["rules"][rule_id],
+        {**context.knowledge.get("verify", {}), **data.get("verify", {})},
         subject=subject,
-        evidence=tuple(evidence),
+        evidence=evidence,
+        severity=severity,
+        values={"url": url, **values},
+        fill={"company": context.provider.legal_name, "url": url},
     )
 
 
