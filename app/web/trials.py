@@ -23,7 +23,6 @@ from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
 from app.registry import providers as provider_service
-from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
 from app.trials import bench_runs, bench_uploads, measurements
 from app.trials import servers as trials
 from app.web import bp
@@ -31,8 +30,8 @@ from app.web.bench_run_view import comparison_rows, current_text, error_kind_lab
 from app.web.jobs import job_link, job_view
 from app.web.labels import label
 from app.web.nav import provider_tab
+from app.web.run_charts import run_charts, step_samples
 from benchmarks.params import SuiteParams
-from benchmarks.sample import Sample
 from benchmarks.suites import SUITES
 
 RUN_STATE_LABELS = {
@@ -43,6 +42,8 @@ RUN_STATE_LABELS = {
     RunState.cancelled: _l("已取消"),
     RunState.interrupted: _l("已中断"),
 }
+
+
 RUN_STATE_COLOURS = {
     RunState.queued: "secondary",
     RunState.running: "primary",
@@ -51,14 +52,22 @@ RUN_STATE_COLOURS = {
     RunState.cancelled: "dark",
     RunState.interrupted: "warning",
 }
+
+
 VERDICT_COLOURS = {"pass": "success", "warn": "warning", "fail": "danger", "info": "secondary"}
+
+
 VERDICT_LABELS = {"pass": _l("通过"), "warn": _l("警告"), "fail": _l("不通过"), "info": _l("信息")}
+
+
 SUITE_LABELS = {
     "quick": _l("快速：清单、延迟、单流带宽、4k 随机读、存储类型"),
     "standard": _l("标准：另加多流与反向带宽、检查点写入、GPU 采样"),
     "stability": _l("稳定性：按间隔重复测带宽，识别共享带宽"),
     "gpu": _l("GPU：健康检查、多卡 all-reduce、负载下利用率、数据加载"),
 }
+
+
 # Parameters the start form offers (the rest keep their defaults); name -> label
 RUN_FIELDS = {
     "iperf3_seconds": _l("带宽测试时长（秒）"),
@@ -67,8 +76,14 @@ RUN_FIELDS = {
     "stability_repeats": _l("稳定性测试次数"),
     "stability_interval_s": _l("稳定性测试间隔（秒）"),
 }
+
+
 UPLOAD_PATHS = {"": _l("按工具默认"), "intranet": _l("内网"), "public": _l("公网"), "storage": _l("存储")}
+
+
 UPLOAD_FIELDS = ("offer_id", "tool", "path", "note", "output")
+
+
 SERVER_FIELDS = (
     "name",
     "host",
@@ -80,6 +95,8 @@ SERVER_FIELDS = (
     "peer_address",
     "notes",
 )
+
+
 SECRET_FIELDS = ("private_key", "passphrase", "password")
 
 
@@ -120,12 +137,17 @@ def _server_link(job: Job) -> str | None:
 
 
 provider_tab("web.provider_trials", _l("试用测试"), order=40)
+
+
 job_link(bench_runs.BENCH_KIND, _run_link)
+
+
 job_link(trials.HOST_KEY_KIND, _server_link)
+
+
 job_link(trials.CHECK_KIND, _server_link)
 
 
-# ---------------------------------------------------------------- provider tab
 def _counts(session: Any, provider_id: int) -> dict[int, str]:
     """Run id -> the figures it is the measurement that counts for (app.trials.measurements), named."""
     name = 1 if current_language() == "en" else 0  # figure_name gives (zh, en)
@@ -200,7 +222,6 @@ def trial_upload(provider_id: int) -> Any:
     return redirect(url_for("web.bench_run", run_id=run.id))
 
 
-# ---------------------------------------------------------------- server forms
 def _form_data() -> dict[str, Any]:
     data: dict[str, Any] = {name: request.form.get(name, "") for name in SERVER_FIELDS}
     data.update({name: request.form.get(name, "") for name in SECRET_FIELDS})
@@ -301,7 +322,6 @@ def trial_server_delete(server_id: int) -> Any:
     return redirect(url_for("web.provider_trials", provider_id=provider_id))
 
 
-# ---------------------------------------------------------------- server page, host key, start
 def _latest_job(server: TrialServer, kind: str) -> Job | None:
     found = trials.server_jobs(get_session(), server=server, kind=kind, limit=1)
     return found[0] if found else None
@@ -426,118 +446,6 @@ def trial_server_start(server_id: int) -> Any:
     return redirect(url_for("web.bench_run", run_id=run.id))
 
 
-# ---------------------------------------------------------------- runs
-def _samples(steps: list[Any]) -> list[Sample]:
-    return [Sample.from_dict(data) for step in steps for data in step.samples]
-
-
-PATH_LABELS = {"intranet": _l("内网"), "public": _l("公网")}
-
-
-def nominal_mbps(claims: dict[str, Any], path: str) -> float | None:
-    """The claimed bandwidth of a path in Mbit/s: intranet from intranet_gbps, public from public_mbps."""
-    if path == "intranet":
-        gbps = claims.get("intranet_gbps")
-        return float(gbps) * 1000 if gbps else None
-    mbps = claims.get("public_mbps")
-    return float(mbps) if mbps else None
-
-
-def _series_name(step: str) -> str:
-    """A chart series named after a step, as a person reads it."""
-    return str(label(step, "bench_step"))
-
-
-def _path(sample: Sample) -> str:
-    """The network path a throughput sample measured (public when unsaid, as benchmarks.compare reads it)."""
-    return str(sample.metadata.get("path") or "public")
-
-
-def _throughput_lines(samples: list[Sample]) -> dict[str, dict[str, list[tuple[float, float]]]]:
-    """Per path, the per-interval throughput of each step and the repeated stability figures."""
-    lines: dict[str, dict[str, list[tuple[float, float]]]] = defaultdict(lambda: defaultdict(list))
-    for sample in samples:
-        if sample.metric == "throughput_interval" and sample.metadata.get("purpose") != "stability":
-            lines[_path(sample)][str(sample.metadata.get("step"))].append(
-                (float(sample.metadata["end"]), float(sample.value))
-            )
-    stability = [s for s in samples if s.metric == "throughput" and s.metadata.get("purpose") == "stability"]
-    for index, sample in enumerate(stability):
-        repeat = float(sample.metadata.get("repeat", index)) + 1
-        lines[_path(sample)]["stability"].append((repeat, float(sample.value)))
-    return lines
-
-
-def _timelines(samples: list[Sample], claims: dict[str, Any]) -> list[Chart]:
-    """One throughput-over-time chart per path with that path's nominal (a short run: its points marked)."""
-    charts = []
-    for path, drawn in sorted(_throughput_lines(samples).items()):
-        nominal = nominal_mbps(claims, path)
-        charts.append(
-            timeline_chart(
-                f"throughput-{path}",
-                _("吞吐随时间变化（%(path)s）", path=PATH_LABELS.get(path, path)),
-                "Mbit/s",
-                [Series(_series_name(name), points=tuple(points)) for name, points in sorted(drawn.items())],
-                x_title=_("秒 / 次"),
-                reference=nominal,
-                reference_label=_("标称带宽"),
-            )
-        )
-    return charts
-
-
-def _gpu_timeline(samples: list[Sample]) -> list[Chart]:
-    """GPU utilisation over time, one line per GPU (a GPU of one sample is a point)."""
-    gpu: dict[int, list[tuple[float, float]]] = defaultdict(list)
-    stamped = [s for s in samples if s.metric == "gpu_utilization"]
-    start = min((s.timestamp for s in stamped), default=0.0)
-    for sample in stamped:
-        gpu[int(sample.metadata.get("gpu_index", 0))].append(
-            (round(sample.timestamp - start, 3), float(sample.value))
-        )
-    series = [Series(f"GPU {index}", points=tuple(points)) for index, points in sorted(gpu.items())]
-    if not series:
-        return []
-    return [timeline_chart("gpu-util", _("GPU 利用率"), "%", series, x_title=_("秒"), y_range=(0, 100))]
-
-
-def _versus_nominal(samples: list[Sample], claims: dict[str, Any]) -> list[Chart]:
-    """Each throughput test against the nominal bandwidth of the path it measured."""
-    rows = []
-    for sample in samples:
-        if sample.metric != "throughput" or sample.metadata.get("purpose") == "stability":
-            continue
-        nominal = nominal_mbps(claims, _path(sample))
-        if nominal:
-            rows.append((str(sample.metadata.get("step")), round(float(sample.value), 1), nominal))
-    if not rows:
-        return []
-    return [
-        bar_chart(
-            "vs-nominal",
-            _("实测与标称带宽"),
-            "Mbit/s",
-            [_series_name(label) for label, _measured, _nominal in rows],
-            [
-                Series(_("实测"), tuple(measured for _label, measured, _nominal in rows)),
-                Series(_("标称"), tuple(nominal for _label, _measured, nominal in rows)),
-            ],
-        )
-    ]
-
-
-def run_chart_data(samples: list[Sample], claims: dict[str, Any]) -> list[Chart]:
-    """Charts of a run as data: throughput over time per path, GPU utilisation, measured vs nominal."""
-    charts = [*_timelines(samples, claims), *_gpu_timeline(samples), *_versus_nominal(samples, claims)]
-    return [chart for chart in charts if chart.has_data()]
-
-
-def run_charts(samples: list[Sample], claims: dict[str, Any]) -> list[Any]:
-    """The run's charts as inline SVG."""
-    return [render_svg(chart) for chart in run_chart_data(samples, claims)]
-
-
 def _live(run: BenchRun) -> tuple[list[Any], dict[str, Any], dict[str, Any] | None]:
     """The run's steps, its live status and its job's view, read together so that they agree."""
     session = get_session()
@@ -562,7 +470,7 @@ def bench_run(run_id: int) -> Any:
     server = trials.get_server(session, server_id=run.trial_server_id) if run.trial_server_id else None
     provider = provider_service.get_provider(session, provider_id=run.provider_id)
     steps, status, job = _live(run)
-    samples = _samples(steps)
+    samples = step_samples(steps)
     return render_template(
         "trials/run.html",
         run=run,

@@ -12,7 +12,7 @@ from app.models import Offer
 from app.registry.providers import create_provider
 from app.reports.charts import DOTS_UNTIL, Series, render_svg, timeline_chart
 from app.trials import bench_runs, bench_uploads
-from app.web.trials import nominal_mbps, run_chart_data
+from app.web.run_charts import nominal_mbps, run_chart_data
 from benchmarks.probes import parse
 from benchmarks.sample import Sample
 from tests.benchmarks.conftest import DATA
