@@ -18,7 +18,7 @@ from app.core.errors import FieldError, InvalidInput
 from app.models.enums import Role
 from app.models.trials import BenchRun
 from app.registry.providers import get_provider
-from app.trials import bench_runs
+from app.trials import bench_runs, server_addresses
 from app.trials import servers as trials
 from app.trials.servers import TrialServerIn
 
@@ -167,7 +167,7 @@ def list_trial_servers(provider_id: int) -> Response:
 def create_trial_server(provider_id: int) -> Response:
     """Key or password is encrypted at rest; give host_key_fingerprint (SHA256:...) to pin it at once."""
     session = get_session()
-    policy = trials.address_policy(current_app.config["GPUVET_SETTINGS"])
+    policy = server_addresses.address_policy(current_app.config["GPUVET_SETTINGS"])
     server = trials.create_server(
         session, provider_id=provider_id, data=json_object(), cipher=_cipher(), policy=policy
     )

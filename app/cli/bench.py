@@ -84,7 +84,8 @@ def _params(pairs: tuple[str, ...]) -> dict[str, Any]:
 def run_command(server_id: int, suite: str, pairs: tuple[str, ...]) -> None:
     """Run SUITE on trial server SERVER_ID here (not on the queue), with a progress bar; prints the result."""
     from app.trials import bench_runs
-    from app.trials.servers import address_policy, cipher_from_settings
+    from app.trials.server_addresses import address_policy
+    from app.trials.servers import cipher_from_settings
 
     settings = current_app.config["GPUVET_SETTINGS"]
     cipher, policy = cipher_from_settings(settings), address_policy(settings)

@@ -45,7 +45,8 @@ def matrix_command(
 ) -> None:
     """iperf3 between every pair of SERVER_IDS (2 to 8 of one offer), then the cluster steps; prints JSON."""
     from app.trials import bench_runs, matrix_runs
-    from app.trials.servers import address_policy, cipher_from_settings
+    from app.trials.server_addresses import address_policy
+    from app.trials.servers import cipher_from_settings
 
     settings = current_app.config["GPUVET_SETTINGS"]
     with cli_session() as session:

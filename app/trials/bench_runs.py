@@ -29,7 +29,8 @@ from app.models.jobs import FINAL_STATES, Job, JobState
 from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.trials.measurements import fact_entries
-from app.trials.servers import STRICT, address_policy, checked_peer_address, get_server, ssh_target
+from app.trials.server_addresses import STRICT, address_policy, checked_peer_address
+from app.trials.servers import get_server, ssh_target
 from benchmarks.compare import Claims, Thresholds, compare
 from benchmarks.params import SuiteParams
 from benchmarks.sample import Sample

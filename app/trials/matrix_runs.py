@@ -27,15 +27,8 @@ from app.models.jobs import Job
 from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.trials import bench_runs
-from app.trials.servers import (
-    HOSTNAME,
-    STRICT,
-    address_error,
-    address_policy,
-    current_policy,
-    get_server,
-    ssh_target,
-)
+from app.trials.server_addresses import STRICT, address_error, address_policy, current_policy
+from app.trials.servers import HOSTNAME, get_server, ssh_target
 from benchmarks.compare import Claims, compare
 from benchmarks.matrix import CLUSTER_STEPS, MAX_NODES, Node, cluster_steps, pair_step, pairs_of, run_matrix
 from benchmarks.params import SuiteParams

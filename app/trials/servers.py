@@ -29,114 +29,47 @@ from app.models import AuditEntry, Offer, Provider
 from app.models.jobs import Job
 from app.models.provider import utcnow
 from app.models.trials import AuthMethod, TrialServer
+from app.trials.server_addresses import (
+    STRICT,
+    address_policy,
+    check_addresses,
+    check_literal_addresses,
+    resolve_checked,
+)
 from benchmarks.ssh import InvalidKey, SSHError, SSHRunner, SSHTarget, UnknownHostKey, load_private_key
 from benchmarks.ssh import normalize_fingerprint as ssh_normalize_fingerprint
 from benchmarks.ssh_messages import ssh_message
-from scrapers.addresses import AddressPolicy, AddressRefused, ResolveFailed
+from scrapers.addresses import AddressPolicy
 
 logger = logging.getLogger(__name__)
 
+
 KEY_FILE = "trial_secret.key"
+
+
 FINGERPRINT = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}$")
+
+
 HOSTNAME = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
 )
+
+
 USERNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")
+
+
 FETCH_TIMEOUT_S = 10.0
+
+
 CHECK_TIMEOUT_S = 20.0
+
+
 HOST_KEY_KIND = "trial.host_key"
+
+
 CHECK_KIND = "trial.check"
-STRICT = AddressPolicy()  # no allow-list: what a caller without settings gets
 
 
-# ---------------------------------------------------------------- address policy
-def address_policy(settings: Any) -> AddressPolicy:
-    """Which trial-server addresses may be reached: public ones, plus GPUVET_TRIAL_ALLOW_CIDRS."""
-    return AddressPolicy(allow_cidrs=settings.trial_allow_cidrs)
-
-
-def current_policy() -> AddressPolicy:
-    """The running app's trial address policy (STRICT outside an application context)."""
-    from flask import current_app, has_app_context
-
-    return address_policy(current_app.config["GPUVET_SETTINGS"]) if has_app_context() else STRICT
-
-
-def _refused(message: str) -> str:
-    return f"{message} — GPUVET_TRIAL_ALLOW_CIDRS"
-
-
-def address_error(value: str | None, port: int, policy: AddressPolicy, *, field: str) -> FieldError | None:
-    """Why `value` (an IP literal, or a name resolved now) is refused, as `field`'s error; None if admitted.
-
-    A name that does not resolve is admitted here: the host is resolved and checked again on connecting,
-    and a peer address may be a name only the provider's network knows.
-    """
-    if not value:
-        return None
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        try:
-            policy.resolve(value, port)
-        except AddressRefused as exc:
-            return FieldError(field, _refused(localized(exc.message)))
-        except ResolveFailed as exc:
-            logger.info("%s %s does not resolve now; checked again when used: %s", field, value, exc.message)
-        return None
-    message = policy.refusal(value, value, port)
-    return None if message is None else FieldError(field, _refused(localized(message)))
-
-
-def check_addresses(server: TrialServer, policy: AddressPolicy) -> None:
-    """Refuse a host or peer address that is, or resolves to, an address the policy refuses (fields named).
-
-    The peer address is where the target server reaches its peer (and other nodes reach this server in
-    multi-node runs): it follows the same policy, so an intranet range must be in GPUVET_TRIAL_ALLOW_CIDRS.
-    """
-    errors = [
-        error
-        for value, field in ((server.host, "host"), (server.peer_address, "peer_address"))
-        if (error := address_error(value, server.port, policy, field=field)) is not None
-    ]
-    if errors:
-        raise InvalidInput(errors)
-
-
-def check_address(value: str | None, port: int, policy: AddressPolicy, *, field: str) -> None:
-    """Raise InvalidInput naming `field` when `value` is, or resolves to, an address the policy refuses."""
-    error = address_error(value, port, policy, field=field)
-    if error is not None:
-        raise InvalidInput([error])
-
-
-def check_literal_addresses(server: TrialServer, policy: AddressPolicy) -> None:
-    """Refuse a host that is a non-public IP literal, without resolving anything (before queuing a job)."""
-    try:
-        ipaddress.ip_address(server.host or "")
-    except ValueError:
-        return
-    check_address(server.host, server.port, policy, field="host")
-
-
-def checked_peer_address(server: TrialServer, policy: AddressPolicy) -> str | None:
-    """The server's peer address after checking it against `policy` (InvalidInput naming peer_address)."""
-    check_address(server.peer_address, server.port, policy, field="peer_address")
-    return server.peer_address
-
-
-def resolve_checked(host: str, port: int, policy: AddressPolicy, *, field: str) -> str:
-    """Resolve `host` once, check every address, and return the first (the one to connect to)."""
-    try:
-        addresses = policy.resolve(host, port)
-    except AddressRefused as exc:
-        raise InvalidInput(_refused(localized(exc.message)), field=field) from None
-    except ResolveFailed as exc:
-        raise InvalidInput(localized(exc.message), field=field) from None
-    return str(addresses[0][1][0])
-
-
-# ---------------------------------------------------------------- encryption
 def cipher_from_settings(settings: Any) -> Fernet:
     """The Fernet cipher for trial-server secrets (settings key, or the instance key file)."""
     if settings.trial_secret_key:
@@ -162,7 +95,6 @@ def _decrypt(cipher: Fernet, token: str | None, field: str) -> str | None:
         ) from None
 
 
-# ---------------------------------------------------------------- input
 def _host(value: str | None) -> str | None:
     if value is None:
         return None
@@ -176,6 +108,8 @@ def _host(value: str | None) -> str | None:
 
 
 BLANKABLE = ("private_key", "passphrase", "password", "host_key_fingerprint", "peer_address", "notes")
+
+
 BLANKABLE += ("offer_id", "peer_id")
 
 
@@ -298,7 +232,6 @@ def _link_errors(session: Session, server: TrialServer) -> list[FieldError]:
     return errors
 
 
-# ---------------------------------------------------------------- records
 def get_server(session: Session, *, server_id: int) -> TrialServer:
     """One trial server, or NotFound."""
     server = session.get(TrialServer, server_id)
@@ -470,7 +403,6 @@ def server_public(server: TrialServer) -> dict[str, Any]:
     }
 
 
-# ---------------------------------------------------------------- SSH
 def ssh_target(
     server: TrialServer,
     cipher: Fernet,
@@ -552,7 +484,6 @@ def check_connection(
     return {"address": target.host, "uname": result.stdout.strip()[:300]}
 
 
-# ---------------------------------------------------------------- jobs (no SSH inside a web request)
 def _job_context() -> tuple[Fernet, AddressPolicy]:
     from flask import current_app
 

@@ -23,7 +23,7 @@ from app.models.enums import Role
 from app.models.jobs import Job
 from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
 from app.registry import providers as provider_service
-from app.trials import bench_runs, bench_uploads, measurements
+from app.trials import bench_runs, bench_uploads, measurements, server_addresses
 from app.trials import servers as trials
 from app.web import bp
 from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, figure, run_status
@@ -105,7 +105,7 @@ def _cipher() -> Any:
 
 
 def _policy() -> Any:
-    return trials.address_policy(current_app.config["GPUVET_SETTINGS"])
+    return server_addresses.address_policy(current_app.config["GPUVET_SETTINGS"])
 
 
 def _user() -> Any:

@@ -28,7 +28,7 @@ from app.models.jobs import Job, JobState
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.notify import schedules
 from app.registry.providers import create_provider
-from app.trials import campaigns
+from app.trials import campaigns, server_addresses
 from app.trials import servers as trials
 from tests.bench_support.netns import ShapedLink
 from tests.bench_support.sshd import Sshd, free_port
@@ -77,7 +77,7 @@ def link_server(app, session: Session, shaped_server: Sshd) -> TrialServer:
             "offer_id": provider.offers[0].id,
         },
         cipher=trials.cipher_from_settings(app.config["GPUVET_SETTINGS"]),
-        policy=trials.address_policy(app.config["GPUVET_SETTINGS"]),
+        policy=server_addresses.address_policy(app.config["GPUVET_SETTINGS"]),
     )
     yield trials.pin_host_key(session, server_id=server.id, fingerprint=shaped_server.host_fingerprint)
     app.config["GPUVET_SETTINGS"] = settings

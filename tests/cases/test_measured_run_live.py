@@ -9,7 +9,7 @@ from sqlmodel import Session
 
 from app.cases import cases, registry_facts
 from app.models.trials import RunState
-from app.trials import bench_runs
+from app.trials import bench_runs, server_addresses
 from app.trials import servers as trials
 from tests.cases.test_measured_offers import OFFER, TODAY, beijing_licence, small_model_answers
 from tests.trials.conftest import quick_params, server_data, set_trial_allow_cidrs
@@ -22,7 +22,7 @@ def test_a_run_on_the_shaped_link_makes_the_1_gbps_offer_measured_and_lowers_it(
 ):
     set_trial_allow_cidrs(app, (f"{shaped_server.address}/32",))
     settings = app.config["GPUVET_SETTINGS"]
-    cipher, policy = trials.cipher_from_settings(settings), trials.address_policy(settings)
+    cipher, policy = trials.cipher_from_settings(settings), server_addresses.address_policy(settings)
     provider = cases_provider(session)
     measured_offer = provider.offers[0]
     data = server_data(

@@ -11,7 +11,8 @@ from sqlmodel import Session
 
 from app.models import Offer, Provider
 from app.registry.providers import create_provider
-from app.trials.servers import address_policy, cipher_from_settings
+from app.trials.server_addresses import address_policy
+from app.trials.servers import cipher_from_settings
 from scrapers.addresses import AddressPolicy
 from tests.bench_support.sshd import Sshd, free_port
 from tests.benchmarks.conftest import trial_server  # noqa: F401 - re-exported fixture

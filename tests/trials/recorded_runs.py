@@ -21,7 +21,8 @@ from app.models.trials import RunState
 from app.registry.providers import create_provider
 from app.trials import bench_runs
 from app.trials import servers as trials
-from app.trials.servers import address_policy, cipher_from_settings
+from app.trials.server_addresses import address_policy
+from app.trials.servers import cipher_from_settings
 from tests.bench_support.sshd import Sshd
 from tests.conftest import _empty_tables
 

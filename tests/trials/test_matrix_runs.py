@@ -15,7 +15,7 @@ from sqlmodel import Session, select
 
 from app.models import Offer
 from app.models.trials import BenchRun, TrialServer
-from app.trials import bench_runs, matrix_runs
+from app.trials import bench_runs, matrix_runs, server_addresses
 from app.trials import servers as trials
 from tests.bench_support.cluster_standins import logged, standin_cluster
 from tests.bench_support.netns import netns_supported
@@ -59,7 +59,7 @@ def _servers(session: Session, app, offer: Offer, mesh: Mesh, cipher) -> list[Tr
     offer.intranet_gbps, offer.rdma_type, offer.rdma_gbps = 1, "roce", 400
     session.add(offer)
     session.commit()
-    policy = trials.address_policy(app.config["GPUVET_SETTINGS"])
+    policy = server_addresses.address_policy(app.config["GPUVET_SETTINGS"])
     return [
         trials.create_server(
             session,

@@ -14,7 +14,7 @@ from sqlmodel import Session, select
 
 from app.core.errors import InvalidInput
 from app.models.trials import RunState, TrialServer
-from app.trials import bench_runs, matrix_runs
+from app.trials import bench_runs, matrix_runs, server_addresses
 from app.trials import servers as trials
 from benchmarks import ssh
 from scrapers.addresses import AddressPolicy
@@ -174,7 +174,7 @@ def test_a_run_with_a_peer_address_no_longer_admitted_fails_before_any_step(
     server = trials.create_server(session, provider_id=provider.id, data=data, cipher=cipher, policy=INTRANET)
     with app.app_context():
         run = bench_runs.create_run(session, server_id=server.id, suite="quick")
-        run = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, policy=trials.STRICT)
+        run = bench_runs.execute_run(session, run_id=run.id, cipher=cipher, policy=server_addresses.STRICT)
     assert run.state == RunState.failed and run.error_kind == "refused"
     assert run.error.startswith("peer_address: ") and "内网地址" in run.error
     assert {step.status for step in bench_runs.run_steps(session, run_id=run.id)} == {"skipped"}
@@ -227,11 +227,13 @@ def test_a_matrix_node_address_follows_the_policy(app, session: Session, provide
     first, second = _pinned_pair(session, provider, offer, cipher)
     nodes = [{"server_id": first}, {"server_id": second, "address": "64:ff9b::10.0.0.7"}]
     with pytest.raises(InvalidInput) as caught:
-        matrix_runs.create_matrix_run(session, data={"nodes": nodes}, policy=trials.STRICT)
+        matrix_runs.create_matrix_run(session, data={"nodes": nodes}, policy=server_addresses.STRICT)
     messages = _messages(caught.value)
     assert set(messages) == {"nodes[1].address"} and "10.0.0.7" in messages["nodes[1].address"]
     run = matrix_runs.create_matrix_run(session, data={"nodes": nodes}, policy=INTRANET)
-    run = matrix_runs.execute_matrix_run(session, run_id=run.id, cipher=cipher, policy=trials.STRICT)
+    run = matrix_runs.execute_matrix_run(
+        session, run_id=run.id, cipher=cipher, policy=server_addresses.STRICT
+    )
     assert run.state == RunState.failed and run.error_kind == "refused"
     assert run.error.startswith("nodes[1].address: ")
 

@@ -8,7 +8,8 @@ import pytest
 from flask_babel import force_locale
 
 from app.core.errors import InvalidInput
-from app.trials.servers import address_policy, cipher_from_settings, create_server, fetch_host_key
+from app.trials.server_addresses import address_policy
+from app.trials.servers import cipher_from_settings, create_server, fetch_host_key
 from tests.bench_support.sshd import free_port
 from tests.web.conftest import field_error
 
