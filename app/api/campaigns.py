@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from app.api import bp
 from app.api.body import json_object
-from app.api.routing import MAX_ID, api_route
+from app.api.routing import MAX_ID, api_route, created
 from app.core.db import get_session
 from app.core.errors import FieldError, InvalidInput
 from app.models.enums import Role
@@ -83,10 +83,9 @@ def create_campaign(server_id: int) -> Response:
         params=params,
         user=g.api_user,
     )
-    response = jsonify(campaigns.campaign_public(session, campaign))
-    response.status_code = 201
-    response.headers["Location"] = url_for("api.get_campaign", campaign_id=campaign.id)
-    return response
+    return created(
+        campaigns.campaign_public(session, campaign), url_for("api.get_campaign", campaign_id=campaign.id)
+    )
 
 
 @api_route(

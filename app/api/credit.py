@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from app.api import bp
 from app.api.errors import screenshot_upload
-from app.api.routing import MAX_ID, api_route
+from app.api.routing import MAX_ID, api_route, created
 from app.core.db import get_session
 from app.core.errors import InvalidInput
 from app.credentials import credit as service
@@ -161,7 +161,4 @@ def record_manual_credit(provider_id: int) -> Response:
         filename=filename,
         user=g.api_user,
     )
-    response = jsonify(service.record_dict(record))
-    response.status_code = 201
-    response.headers["Location"] = url_for("api.list_provider_credit", provider_id=provider_id)
-    return response
+    return created(service.record_dict(record), url_for("api.list_provider_credit", provider_id=provider_id))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Response, g, jsonify
+from flask import Response, g
 from pydantic import BaseModel
 
 from app.api import bp
 from app.api.body import json_object
-from app.api.routing import api_route
+from app.api.routing import api_route, created
 from app.core.db import get_session
 from app.disclosure import invitations
 from app.disclosure.invitations import InvitationIn
@@ -41,9 +41,7 @@ class InvitationCreated(BaseModel):
 def create_invitation() -> Response:
     """Give provider_id (an existing provider) or legal_name (a new one); optional email, expires_in_days."""
     user = g.api_user
-    created = invitations.create(
+    invitation = invitations.create(
         get_session(), data=json_object(), actor_id=user.id, actor_name=user.username
     )
-    response = jsonify(created.as_dict())
-    response.status_code = 201
-    return response
+    return created(invitation.as_dict())

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from app.api import bp
 from app.api.errors import screenshot_upload
-from app.api.routing import MAX_ID, api_route
+from app.api.routing import MAX_ID, api_route, created
 from app.core.clock import aware
 from app.core.db import get_session
 from app.credentials import lookups as service
@@ -155,7 +155,4 @@ def record_manual_lookup(provider_id: int) -> Response:
         filename=filename,
         user=g.api_user,
     )
-    response = jsonify(lookup_json(lookup))
-    response.status_code = 201
-    response.headers["Location"] = url_for("api.get_lookup", lookup_id=lookup.id)
-    return response
+    return created(lookup_json(lookup), url_for("api.get_lookup", lookup_id=lookup.id))

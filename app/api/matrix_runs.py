@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from flask import Response, g, jsonify, url_for
+from flask import Response, g, url_for
 
 from app.api import bp
 from app.api.body import json_object
-from app.api.routing import api_route
+from app.api.routing import api_route, created
 from app.api.trials import TAGS, RunPublic, _run_body
 from app.core.db import get_session
 from app.models.enums import Role
@@ -31,7 +31,4 @@ def start_matrix_run() -> Response:
     The run is stored with suite "matrix"; poll GET /bench-runs/{id} until its state is final.
     """
     run = matrix_runs.start_matrix_run(get_session(), data=json_object(), user=g.api_user)
-    response = jsonify(_run_body(run))
-    response.status_code = 202
-    response.headers["Location"] = url_for("api.get_bench_run", run_id=run.id)
-    return response
+    return created(_run_body(run), url_for("api.get_bench_run", run_id=run.id), status=202)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Blueprint, request
+from flask import Blueprint, Response, jsonify, request
 from flask_babel import gettext as _
 from pydantic import BaseModel
 
@@ -130,3 +130,12 @@ def api_route(
         return guarded
 
     return decorator
+
+
+def created(body: Any, location: str | None = None, status: int = 201) -> Response:
+    """The JSON reply for something made (201) or started (202), with its address when it has one."""
+    response = jsonify(body)
+    response.status_code = status
+    if location:
+        response.headers["Location"] = location
+    return response

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from app.api import bp
 from app.api.body import json_object
-from app.api.routing import MAX_ID, api_route
+from app.api.routing import MAX_ID, api_route, created
 from app.core.clock import aware
 from app.core.db import get_session
 from app.core.errors import FieldError, InvalidInput
@@ -171,10 +171,7 @@ def create_trial_server(provider_id: int) -> Response:
     server = trials.create_server(
         session, provider_id=provider_id, data=json_object(), cipher=_cipher(), policy=policy
     )
-    response = jsonify(trials.server_public(server))
-    response.status_code = 201
-    response.headers["Location"] = url_for("api.get_trial_server", server_id=server.id)
-    return response
+    return created(trials.server_public(server), url_for("api.get_trial_server", server_id=server.id))
 
 
 @api_route(
@@ -220,10 +217,7 @@ def start_bench_run(server_id: int) -> Response:
         params=params,
         user=g.api_user,
     )
-    response = jsonify(_run_body(run))
-    response.status_code = 202
-    response.headers["Location"] = url_for("api.get_bench_run", run_id=run.id)
-    return response
+    return created(_run_body(run), url_for("api.get_bench_run", run_id=run.id), status=202)
 
 
 @api_route(

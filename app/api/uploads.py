@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, g, jsonify, request, url_for
+from flask import Response, g, request, url_for
 from flask_babel import gettext as _
 from pydantic import BaseModel, Field
 
 from app.api import bp
 from app.api.body import json_object
-from app.api.routing import MAX_ID, api_route
+from app.api.routing import MAX_ID, api_route, created
 from app.core.db import get_session
 from app.core.errors import FieldError, InvalidInput
 from app.core.request_files import uploaded_file
@@ -108,7 +108,4 @@ def upload_bench_output(offer_id: int) -> Response:
         filename=data.get("filename"),
         user=g.api_user,
     )
-    response = jsonify(bench_uploads.upload_summary(session, run))
-    response.status_code = 201
-    response.headers["Location"] = url_for("api.get_bench_run", run_id=run.id)
-    return response
+    return created(bench_uploads.upload_summary(session, run), url_for("api.get_bench_run", run_id=run.id))

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from app.api import bp
 from app.api.errors import screenshot_upload
-from app.api.routing import MAX_ID, api_route
+from app.api.routing import MAX_ID, api_route, created
 from app.api.schemas import ItemVerificationPublic
 from app.core.db import get_session
 from app.credentials import footer_manual, manual_lookups
@@ -96,6 +96,4 @@ def record_manual_footer(provider_id: int) -> Response:
         "company_name": extracted.get("company_name"),
         "manual": extracted.get("manual", {}),
     }
-    response = jsonify(body)
-    response.status_code = 201
-    return response
+    return created(body)
