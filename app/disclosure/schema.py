@@ -18,15 +18,8 @@ from typing import Any, Literal, Optional
 from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from app.core import provinces
-from app.models.enums import (
-    BandwidthType,
-    CertificationKind,
-    FilingKind,
-    OfferKind,
-    RdmaType,
-    StorageType,
-)
+from app.disclosure.identifier_fields import parse_identifier, parse_uscc_text
+from app.models.enums import BandwidthType, CertificationKind, FilingKind, OfferKind, RdmaType, StorageType
 from app.models.fields import (
     MultiLine,
     SingleLine,
@@ -36,63 +29,20 @@ from app.models.fields import (
     website_url,
 )
 from app.models.provider import CertificationBase, DatacenterBase, FilingBase, LicenceBase, OfferBase
-from app.vetting.identifier_common import Identifier
 from app.vetting.identifiers import identify
-from app.vetting.uscc import parse_uscc
 
 AnswerState = Literal["answered", "declined", "unanswered"]
+
+
 ROW_LIMIT = 30  # most rows of one repeated section a provider may submit
 
+
 _STRICT = ConfigDict(extra="forbid")
-KIND_NAMES = {
-    "licence": "增值电信业务经营许可证号",
-    "icp_filing": "ICP 备案号",
-    "icp_licence": "ICP 证编号",
-    "psb_filing": "公网安备号",
-    "uscc": "统一社会信用代码",
-}
-_PROVINCE_PREFIX = re.compile(r"^(?P<prefix>[\u3400-\u9fff]{2,8}?)(?=[A-Z][0-9]|ICP|公网安备)")
+
+
 _RATIO = re.compile(r"^(?P<left>[0-9]+(?:\.[0-9]+)?)(?:\s*[:：/比]\s*(?P<right>[0-9]+(?:\.[0-9]+)?))?$")
 
 
-# ---------------------------------------------------------------- identifier parsing
-def fold_identifier(text: str) -> str:
-    """Full-width to ASCII and a province name or alias before the number to its abbreviation."""
-    folded = "".join(unicodedata.normalize("NFKC", text).split())
-    match = _PROVINCE_PREFIX.match(folded)
-    if match:
-        province = provinces.lookup(match.group("prefix"))
-        if province is not None:
-            folded = province.abbreviation + folded[match.end() :]
-    return folded
-
-
-def _refuse(ident: Identifier) -> ValueError:
-    return ValueError("；".join(ident.problems) or _("无法识别的编号"))
-
-
-def parse_identifier(text: str, kinds: tuple[str, ...]) -> str:
-    """The normalised identifier when `text` parses validly as one of `kinds`; a ValueError otherwise."""
-    ident = identify(fold_identifier(text))
-    if ident.kind not in kinds:
-        names = "、".join(_(KIND_NAMES.get(kind, kind)) for kind in kinds)
-        raise ValueError(
-            _("编号类型不符：应为 %(kinds)s；%(problems)s", kinds=names, problems=_refuse(ident))
-        )
-    if not ident.valid or not ident.normalized:
-        raise _refuse(ident)
-    return ident.normalized
-
-
-def parse_uscc_text(text: str) -> str:
-    """The 18-character credit code with its check character verified; a ValueError otherwise."""
-    ident = parse_uscc(unicodedata.normalize("NFKC", text))
-    if not ident.valid or not ident.normalized:
-        raise _refuse(ident)
-    return ident.normalized
-
-
-# ---------------------------------------------------------------- sections
 class _Section(BaseModel):
     """Base of every section: unknown keys refused, blanks cleaned (control characters judged per field)."""
 
@@ -314,7 +264,6 @@ class Disclosure(BaseModel):
         return ids
 
 
-# ---------------------------------------------------------------- labels and form layout
 Widget = Literal["text", "textarea", "number", "date", "select", "yesno", "checkbox", "upload", "list"]
 
 
@@ -365,11 +314,15 @@ _CERT_KINDS = _choices(
     (CertificationKind.iso9001.value, "ISO 9001", "ISO 9001"),
     (CertificationKind.other.value, "其他", "Other"),
 )
+
+
 _FILING_KINDS = _choices(
     (FilingKind.icp_filing.value, "ICP 备案", "ICP filing"),
     (FilingKind.icp_licence.value, "ICP 证", "ICP licence"),
     (FilingKind.psb_filing.value, "公网安备", "Public security filing"),
 )
+
+
 _TIERS = _choices(
     ("tier1", "Tier I", "Tier I"),
     ("tier2", "Tier II", "Tier II"),
@@ -379,22 +332,32 @@ _TIERS = _choices(
     ("gb_b", "GB 50174 B 级", "GB 50174 class B"),
     ("gb_c", "GB 50174 C 级", "GB 50174 class C"),
 )
+
+
 _REDUNDANCY = _choices(("n", "N", "N"), ("n+1", "N+1", "N+1"), ("2n", "2N", "2N"), ("2n+1", "2N+1", "2N+1"))
+
+
 _OFFER_KINDS = _choices(
     (OfferKind.bare_metal.value, "裸金属", "Bare metal"),
     (OfferKind.cloud_instance.value, "云主机", "Cloud instance"),
     (OfferKind.colocation.value, "托管", "Colocation"),
 )
+
+
 _RDMA = _choices(
     (RdmaType.none.value, "无", "None"),
     (RdmaType.roce.value, "RoCE", "RoCE"),
     (RdmaType.infiniband.value, "InfiniBand", "InfiniBand"),
 )
+
+
 _BANDWIDTH = _choices(
     (BandwidthType.dedicated.value, "独享", "Dedicated"),
     (BandwidthType.shared.value, "共享", "Shared"),
     (BandwidthType.unknown.value, "不确定", "Not sure"),
 )
+
+
 _STORAGE_TYPES = _choices(
     (StorageType.local_nvme.value, "本地 NVMe", "Local NVMe"),
     (StorageType.local_sata_ssd.value, "本地 SATA SSD", "Local SATA SSD"),
@@ -403,11 +366,15 @@ _STORAGE_TYPES = _choices(
     (StorageType.parallel_fs.value, "并行文件系统", "Parallel file system"),
     (StorageType.unknown.value, "不确定", "Not sure"),
 )
+
+
 _LOCATIONS = _choices(
     ("local_nvme", "本地 NVMe", "Local NVMe"),
     ("network", "网络存储", "Network storage"),
     ("both", "两者都有", "Both"),
 )
+
+
 _RAID = _choices(
     ("none", "无 RAID", "No RAID"),
     ("raid0", "RAID 0", "RAID 0"),
@@ -417,6 +384,7 @@ _RAID = _choices(
     ("raid10", "RAID 10", "RAID 10"),
     ("other", "其他", "Other"),
 )
+
 
 SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec(
@@ -582,8 +550,14 @@ SECTIONS: tuple[SectionSpec, ...] = (
         ),
     ),
 )
+
+
 SECTION_BY_NAME = {section.name: section for section in SECTIONS}
+
+
 REPEATED = tuple(section.name for section in SECTIONS if section.repeated)
+
+
 MODELS: dict[str, type[BaseModel]] = {
     "identity": Identity,
     "licences": LicenceRow,
