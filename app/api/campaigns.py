@@ -14,7 +14,7 @@ from app.api.routing import MAX_ID, api_route, created
 from app.core.db import get_session
 from app.core.errors import FieldError, InvalidInput
 from app.models.enums import Role
-from app.trials import campaigns
+from app.trials import campaign_reads, campaigns
 
 SERVER = f"/trial-servers/<int(max={MAX_ID}):server_id>/campaigns"
 CAMPAIGN = f"/campaigns/<int(max={MAX_ID}):campaign_id>"
@@ -84,7 +84,8 @@ def create_campaign(server_id: int) -> Response:
         user=g.api_user,
     )
     return created(
-        campaigns.campaign_public(session, campaign), url_for("api.get_campaign", campaign_id=campaign.id)
+        campaign_reads.campaign_public(session, campaign),
+        url_for("api.get_campaign", campaign_id=campaign.id),
     )
 
 
@@ -101,8 +102,8 @@ def create_campaign(server_id: int) -> Response:
 def get_campaign(campaign_id: int) -> Response:
     """Windows, peak versus off-peak figures and the verdict (figures so far while it is active)."""
     session = get_session()
-    campaign = campaigns.get_campaign(session, campaign_id=campaign_id)
-    return jsonify(campaigns.campaign_public(session, campaign))
+    campaign = campaign_reads.get_campaign(session, campaign_id=campaign_id)
+    return jsonify(campaign_reads.campaign_public(session, campaign))
 
 
 @api_route(
@@ -119,4 +120,4 @@ def cancel_campaign(campaign_id: int) -> Response:
     """Cancel the planned windows and stop a running one through its job."""
     session = get_session()
     campaign = campaigns.cancel_campaign(session, campaign_id=campaign_id)
-    return jsonify(campaigns.campaign_public(session, campaign))
+    return jsonify(campaign_reads.campaign_public(session, campaign))

@@ -17,7 +17,7 @@ from app.core.errors import ServiceError
 @click.option("--param", "pairs", multiple=True, metavar="NAME=VALUE", help="A suite parameter (repeatable).")
 def campaign_command(server_id: int, days: str, peak: str, offpeak: str, pairs: tuple[str, ...]) -> None:
     """Plan the stability suite on SERVER_ID in each peak and off-peak window; prints the campaign as JSON."""
-    from app.trials import campaigns
+    from app.trials import campaign_reads, campaigns
 
     with cli_session() as session:
         try:
@@ -26,4 +26,4 @@ def campaign_command(server_id: int, days: str, peak: str, offpeak: str, pairs: 
             )
         except ServiceError as exc:
             fail(exc)
-        print_json(campaigns.campaign_public(session, campaign))
+        print_json(campaign_reads.campaign_public(session, campaign))

@@ -191,7 +191,7 @@ def campaigns_batch(session: Session, providers: Sequence[Provider]) -> dict[int
 
 BATCH_SOURCES: dict[str, BatchSource] = {
     "disclosure": disclosure_batch,  # disclosure_merge.disclosure_fact
-    "peak_campaigns": campaigns_batch,  # campaigns.campaigns_fact
+    "peak_campaigns": campaigns_batch,  # campaign_reads.campaigns_fact
     "footer": footer_batch,  # evidence.footer_facts
     "icp_lookup": lookup_batch(LookupKind.icp),  # lookups.lookup_facts
     "licence_lookup": lookup_batch(LookupKind.licence),

@@ -22,19 +22,11 @@ from zoneinfo import ZoneInfo
 import sqlalchemy as sa
 from flask_babel import gettext as _
 from pydantic import ValidationError
-from sqlmodel import Session, col, func, select
+from sqlmodel import Session, col, select
 
 from app.core import clock as localtime
-from app.core.errors import (
-    Conflict,
-    FieldError,
-    InvalidInput,
-    NotFound,
-    ServiceError,
-    from_validation_error,
-)
+from app.core.errors import Conflict, FieldError, InvalidInput, ServiceError, from_validation_error
 from app.core.jobs import background, enqueue
-from app.credentials.facts import fact_source
 from app.credentials.rechecks import recheck
 from app.models.campaigns import (
     OPEN_WINDOW_STATES,
@@ -46,22 +38,37 @@ from app.models.campaigns import (
 )
 from app.models.jobs import Job
 from app.models.provider import utcnow
-from app.models.trials import BenchRun, RunState, TrialServer
+from app.models.trials import BenchRun, RunState
 from app.trials import bench_runs
-from app.trials.campaign_figures import by_hour, outcome
+from app.trials.campaign_reads import active_campaign, campaign_outcome, get_campaign, windows_of
 from app.trials.servers import get_server
 from benchmarks.params import SuiteParams
 
 logger = logging.getLogger(__name__)
 
+
 WINDOW_KIND = "bench.campaign_window"
+
+
 SUITE = "stability"
+
+
 DEFAULT_PEAK = "20:00-23:00"
+
+
 DEFAULT_OFFPEAK = "03:00-06:00"
+
+
 MAX_DAYS = 14
+
+
 _WINDOW = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)-([01]\d|2[0-3]):([0-5]\d)$")
+
+
 # A window's note: one of these codes (the pages show them in words), or the error of its run.
 NOTE_CODES = ("missed", "not_started", "run_deleted", "cancelled", "no_throughput")
+
+
 RUN_TO_WINDOW = {
     RunState.succeeded: WindowState.done,
     RunState.cancelled: WindowState.cancelled,
@@ -70,7 +77,6 @@ RUN_TO_WINDOW = {
 }
 
 
-# ---------------------------------------------------------------- planning
 def parse_window(text: str, field: str) -> tuple[time, time]:
     """("20:00-23:00") -> (20:00, 23:00); an end before the start crosses midnight."""
     match = _WINDOW.match(str(text or "").strip())
@@ -225,85 +231,6 @@ def _now() -> datetime:
     return schedules.current_time()
 
 
-# ---------------------------------------------------------------- reading
-def get_campaign(session: Session, *, campaign_id: int) -> BenchCampaign:
-    """One campaign, or NotFound."""
-    campaign = session.get(BenchCampaign, campaign_id, populate_existing=True)  # conditional UPDATEs moved it
-    if campaign is None:
-        raise NotFound(_("高峰测试 %(id)s 不存在", id=campaign_id), field="campaign_id")
-    return campaign
-
-
-def list_campaigns(session: Session, *, server_id: int, limit: int = 20) -> list[BenchCampaign]:
-    """A server's campaigns, newest first."""
-    statement = (
-        select(BenchCampaign)
-        .where(BenchCampaign.trial_server_id == server_id)
-        .order_by(col(BenchCampaign.id).desc())
-        .limit(limit)
-    )
-    return list(session.exec(statement).all())
-
-
-def active_campaign(session: Session, *, server_id: int) -> BenchCampaign | None:
-    """The server's active campaign, if any."""
-    statement = select(BenchCampaign).where(
-        BenchCampaign.trial_server_id == server_id, BenchCampaign.state == CampaignState.active
-    )
-    return session.exec(statement).first()
-
-
-def windows_of(session: Session, *, campaign_id: int) -> list[CampaignWindow]:
-    """A campaign's windows in time order."""
-    statement = (
-        select(CampaignWindow)
-        .where(CampaignWindow.campaign_id == campaign_id)
-        .order_by(col(CampaignWindow.starts_at), col(CampaignWindow.kind))
-        .execution_options(populate_existing=True)  # rows loaded before a conditional UPDATE are refreshed
-    )
-    return list(session.exec(statement).all())
-
-
-def local_samples(
-    campaign: BenchCampaign, windows: Sequence[CampaignWindow]
-) -> list[tuple[str, datetime, float]]:
-    """(kind, local time in the campaign's zone, Mbit/s) of every sample of the windows that ran."""
-    zone = ZoneInfo(campaign.timezone)
-    return [
-        (window.kind, datetime.fromisoformat(sample["at"]).astimezone(zone), float(sample["mbps"]))
-        for window in windows
-        if window.state == WindowState.done
-        for sample in window.samples
-    ]
-
-
-def campaign_outcome(campaign: BenchCampaign, windows: Sequence[CampaignWindow]) -> dict[str, Any]:
-    """Peak versus off-peak figures, verdict and figures by hour of day of the windows that ran."""
-    samples = local_samples(campaign, windows)
-    share = bench_runs.thresholds().peak_min_share
-    values = {kind: [mbps for of, _at, mbps in samples if of == kind] for kind in WindowKind}
-    result = outcome(values[WindowKind.peak], values[WindowKind.offpeak], share)
-    return result | {"by_hour": by_hour(samples)}
-
-
-def current_outcome(session: Session, campaign: BenchCampaign) -> dict[str, Any]:
-    """The stored result of an ended campaign, or the figures so far of an active one."""
-    if campaign.state != CampaignState.active and campaign.result:
-        return campaign.result
-    return campaign_outcome(campaign, windows_of(session, campaign_id=campaign.id))
-
-
-def window_counts(session: Session, *, campaign_id: int) -> dict[str, int]:
-    """How many windows are in each state."""
-    statement = (
-        select(CampaignWindow.state, func.count())
-        .where(CampaignWindow.campaign_id == campaign_id)
-        .group_by(CampaignWindow.state)
-    )
-    return {str(state): int(count) for state, count in session.exec(statement).all()}
-
-
-# ---------------------------------------------------------------- the tick
 def tick(session: Session, now: datetime) -> list[Job]:
     """Settle ended runs, record missed windows, start due ones, finish complete campaigns; jobs queued."""
     started: list[Job] = []
@@ -530,7 +457,6 @@ def window_job(session: Session, job: Job, *, window_id: int, run_id: int) -> di
     return result | {"window_id": window_id}
 
 
-# ---------------------------------------------------------------- cancelling
 def cancel_campaign(session: Session, *, campaign_id: int) -> BenchCampaign:
     """Cancel the planned windows and stop a running one through its job's cancellation."""
     campaign = get_campaign(session, campaign_id=campaign_id)
@@ -559,81 +485,11 @@ def cancel_campaign(session: Session, *, campaign_id: int) -> BenchCampaign:
     return campaign
 
 
-# ---------------------------------------------------------------- the fact the vetting rules read
-@fact_source("peak_campaigns")
-def campaigns_fact(session: Session, provider: Any) -> dict[str, Any] | None:
-    """The latest finished campaign of each trial server of the provider, with its verdict."""
-    statement = (
-        select(BenchCampaign, TrialServer.name)
-        .join(TrialServer, col(TrialServer.id) == BenchCampaign.trial_server_id)
-        .where(
-            BenchCampaign.provider_id == provider.id,
-            BenchCampaign.state == CampaignState.finished,
-        )
-        .order_by(col(BenchCampaign.id).desc())
-    )
-    latest: dict[int, dict[str, Any]] = {}
-    for campaign, server_name in session.exec(statement).all():
-        if campaign.trial_server_id in latest:
-            continue
-        latest[campaign.trial_server_id] = {
-            "campaign_id": campaign.id,
-            "trial_server_id": campaign.trial_server_id,
-            "trial_server": server_name,
-            "origin": campaign.origin,
-            "days": campaign.days,
-            "peak_window": campaign.peak_window,
-            "offpeak_window": campaign.offpeak_window,
-            "finished_at": _iso(campaign.finished_at),
-            "result": {key: value for key, value in campaign.result.items() if key != "by_hour"},
-        }
-    return {"campaigns": list(latest.values())} if latest else None
-
-
-# ---------------------------------------------------------------- JSON and the demo
-def _iso(value: datetime | None) -> str | None:
-    return localtime.aware(value).isoformat() if value is not None else None
-
-
-def campaign_public(session: Session, campaign: BenchCampaign) -> dict[str, Any]:
-    """JSON-ready description of a campaign, its windows and its figures."""
-    windows = windows_of(session, campaign_id=campaign.id)
-    return {
-        "id": campaign.id,
-        "trial_server_id": campaign.trial_server_id,
-        "provider_id": campaign.provider_id,
-        "suite": campaign.suite,
-        "days": campaign.days,
-        "peak": campaign.peak_window,
-        "offpeak": campaign.offpeak_window,
-        "timezone": campaign.timezone,
-        "params": campaign.params,
-        "state": campaign.state,
-        "origin": campaign.origin,
-        "created_by": campaign.created_by_name,
-        "created_at": localtime.aware(campaign.created_at).isoformat(),
-        "finished_at": _iso(campaign.finished_at),
-        "windows": [
-            {
-                "id": window.id,
-                "kind": window.kind,
-                "day": window.day,
-                "starts_at": localtime.aware(window.starts_at).isoformat(),
-                "ends_at": localtime.aware(window.ends_at).isoformat(),
-                "state": window.state,
-                "run_id": window.run_id,
-                "samples": window.samples,
-                "note": window.note,
-            }
-            for window in windows
-        ],
-        "outcome": current_outcome(session, campaign),
-    }
-
-
 # Throughput (Mbit/s) of a 1 Gbps link sold as dedicated, as iperf3 measured it on a shared uplink:
 # near line rate at night, about half of it in the evening. One list per day and window.
 DEMO_OFFPEAK = ((941.2, 938.7, 940.1, 936.5), (939.8, 942.0, 937.3, 940.6), (938.4, 941.5, 935.9, 939.2))
+
+
 DEMO_PEAK = ((512.6, 447.9, 398.2, 463.0), (486.1, 421.7, 377.5, 455.8), (530.4, 468.3, 402.9, 441.1))
 
 

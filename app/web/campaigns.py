@@ -19,7 +19,7 @@ from app.models.enums import Role
 from app.models.jobs import Job
 from app.registry import providers as provider_service
 from app.reports.charts import Series, bar_chart, render_svg
-from app.trials import campaigns
+from app.trials import campaign_reads, campaigns
 from app.web import bp
 from app.web.jobs import job_link
 from app.web.labels import number
@@ -55,7 +55,7 @@ FORM_FIELDS = ("days", "peak", "offpeak")
 
 def _campaign_or_404(campaign_id: int) -> BenchCampaign:
     try:
-        return campaigns.get_campaign(get_session(), campaign_id=campaign_id)
+        return campaign_reads.get_campaign(get_session(), campaign_id=campaign_id)
     except NotFound:
         abort(404)
 
@@ -73,8 +73,8 @@ def server_campaigns(server_id: int) -> list[dict[str, Any]]:
     """A trial server's campaigns with their verdicts, for the card on the server's page."""
     session = get_session()
     return [
-        {"campaign": campaign, "outcome": campaigns.current_outcome(session, campaign)}
-        for campaign in campaigns.list_campaigns(session, server_id=server_id)
+        {"campaign": campaign, "outcome": campaign_reads.current_outcome(session, campaign)}
+        for campaign in campaign_reads.list_campaigns(session, server_id=server_id)
     ]
 
 
@@ -191,8 +191,8 @@ def campaign(campaign_id: int) -> Any:
     session = get_session()
     server = _server_or_404(found.trial_server_id)
     provider = provider_service.get_provider(session, provider_id=found.provider_id)
-    windows = campaigns.windows_of(session, campaign_id=found.id)
-    outcome = campaigns.current_outcome(session, found)
+    windows = campaign_reads.windows_of(session, campaign_id=found.id)
+    outcome = campaign_reads.current_outcome(session, found)
     locale = str(get_locale() or "zh")
     return render_template(
         "campaigns/campaign.html",
@@ -212,7 +212,7 @@ def campaign(campaign_id: int) -> Any:
         window_states=WINDOW_STATES,
         window_kinds=WINDOW_KINDS,
         verdicts=VERDICTS,
-        counts=campaigns.window_counts(session, campaign_id=found.id),
+        counts=campaign_reads.window_counts(session, campaign_id=found.id),
     )
 
 

@@ -28,7 +28,7 @@ from app.models.jobs import Job, JobState
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.notify import schedules
 from app.registry.providers import create_provider
-from app.trials import campaigns, server_addresses
+from app.trials import campaign_reads, campaigns, server_addresses
 from app.trials import servers as trials
 from tests.bench_support.netns import ShapedLink
 from tests.bench_support.sshd import Sshd, free_port
@@ -119,7 +119,7 @@ def idle(app) -> bool:
 
 def window_states(app, campaign_id: int) -> list[tuple[str, str]]:
     with Session(app.extensions["gpuvet.engine"]) as session:
-        return [(w.kind, w.state) for w in campaigns.windows_of(session, campaign_id=campaign_id)]
+        return [(w.kind, w.state) for w in campaign_reads.windows_of(session, campaign_id=campaign_id)]
 
 
 def peak_findings(session: Session, provider_id: int) -> list[StoredFinding]:

@@ -20,7 +20,7 @@ from app.models.trials import BenchRun, RunState, TrialServer
 from app.notify import schedules
 from app.reports.evidence_text import fact_text
 from app.reports.labels import Labels
-from app.trials import campaigns
+from app.trials import campaign_reads, campaigns
 from app.trials import servers as trials
 
 SHANGHAI = localtime._zone("Asia/Shanghai")
@@ -55,7 +55,7 @@ def windows(session: Session, campaign: BenchCampaign) -> list[tuple[str, str, s
     session.expire_all()
     return [
         (w.kind, localtime.aware(w.starts_at).astimezone(SHANGHAI).strftime("%m-%d %H:%M"), w.state)
-        for w in campaigns.windows_of(session, campaign_id=campaign.id)
+        for w in campaign_reads.windows_of(session, campaign_id=campaign.id)
     ]
 
 
@@ -98,7 +98,7 @@ def test_windows_are_planned_in_local_time(session: Session, server: TrialServer
 
 
 def campaign_windows(session: Session, campaign: BenchCampaign) -> list[CampaignWindow]:
-    return campaigns.windows_of(session, campaign_id=campaign.id)
+    return campaign_reads.windows_of(session, campaign_id=campaign.id)
 
 
 BAD_INPUT = [
