@@ -51,7 +51,7 @@ from app import create_app  # noqa: E402
 from app.core.config import Settings  # noqa: E402
 from app.credentials import report_exports as report_service  # noqa: E402
 from app.registry.demo import load_demo  # noqa: E402
-from app.registry.providers import ProviderQuery, list_providers  # noqa: E402
+from app.registry.provider_list import ProviderQuery, list_providers  # noqa: E402
 from app.reports import charts  # noqa: E402
 from app.reports.assemble import provider_inputs, snapshot_sha256  # noqa: E402
 from app.reports.fonts import DEFAULT_FONT  # noqa: E402

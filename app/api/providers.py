@@ -29,6 +29,7 @@ from app.credentials.verdicts import ProviderVerdict, verdict_of, verdicts_of
 from app.models import Provider
 from app.models.enums import Role
 from app.models.io import ProviderCreate, ProviderPatch, ProviderPublic
+from app.registry import provider_list
 from app.registry import providers as svc
 
 ONE = f"/providers/<int(max={MAX_ID}):provider_id>"
@@ -75,9 +76,9 @@ def _version_mismatch() -> ApiError:
 )
 def list_providers() -> Response:
     """Same filters as the provider list page; every provider comes with its nested records and verdict."""
-    query = svc.parse_query(request.args.to_dict())
+    query = provider_list.parse_query(request.args.to_dict())
     session = get_session()
-    page = svc.list_providers(session, query=query)
+    page = provider_list.list_providers(session, query=query)
     verdicts = verdicts_of(session, [provider.id for provider in page.items])
     return jsonify(
         {

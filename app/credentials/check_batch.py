@@ -25,7 +25,7 @@ from app.credentials.checks import Evaluation, evaluate_loaded, finding_row, run
 from app.models import Provider, latest_runs
 from app.models.checks import CheckRun, StoredFinding
 from app.models.provider import utcnow
-from app.registry.providers import _eager
+from app.registry.providers import with_children
 from benchmarks.gc_pause import without_gc
 
 CHUNK = 500
@@ -49,7 +49,7 @@ def evaluate_many(session: Session, provider_ids: Sequence[int], today: date) ->
             select(Provider)
             .where(col(Provider.id).in_(provider_ids))
             .order_by(col(Provider.id))
-            .options(*_eager())
+            .options(*with_children())
         ).all()
     )
     facts, errors = gather_many(session, providers)

@@ -21,7 +21,8 @@ from app.models import Datacenter, Provider
 from app.models.checks import CheckRun, StoredFinding
 from app.models.fields import blank_to_none, resolve_province_name
 from app.models.latest_runs import POINTER, is_latest_run, latest_run_ids
-from app.registry.providers import MAX_PAGE, get_provider
+from app.registry.provider_list import MAX_PAGE
+from app.registry.providers import get_provider
 from app.vetting.findings import (
     RULES,
     Finding,

@@ -23,7 +23,8 @@ from app.disclosure import invitations
 from app.disclosure import schema as schema
 from app.models import Provider
 from app.models.disclosure import Invitation, InvitationStatus
-from app.registry.providers import CHILD_KINDS, Page, get_provider, provider_input
+from app.registry.provider_list import Page
+from app.registry.providers import CHILD_KINDS, get_provider, provider_input
 from app.vetting.identifiers import identify
 
 EXPIRED = "expired"

@@ -12,7 +12,7 @@ from sqlmodel import Session
 
 from app.core import clock
 from app.core.errors import Conflict, FieldError, InvalidInput
-from app.registry.providers import ProviderQuery, list_providers, parse_query
+from app.registry.provider_list import ProviderQuery, list_providers, parse_query
 from app.registry.transfer.importing import import_provider_dicts
 
 DEMO_FILE = Path(__file__).resolve().parent.parent / "knowledge" / "demo_providers.yaml"

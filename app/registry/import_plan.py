@@ -25,11 +25,11 @@ from app.models.provider import CertificationBase, DatacenterBase, FilingBase, L
 from app.registry.providers import (
     CHILD_ORDER,
     PROVIDER_FIELDS,
-    _eager,
     _replace_children,
     _touch,
     _validate,
     provider_input,
+    with_children,
 )
 
 CREATE, UPDATE, UNCHANGED = "create", "update", "unchanged"
@@ -106,7 +106,7 @@ def load_providers(session: Session, *, usccs: Iterable[str] = (), ids: Iterable
     for column, values in ((Provider.uscc, sorted(set(usccs))), (Provider.id, sorted(set(ids)))):
         for start in range(0, len(values), _CHUNK):
             chunk = values[start : start + _CHUNK]
-            statement = select(Provider).where(col(column).in_(chunk)).options(*_eager())
+            statement = select(Provider).where(col(column).in_(chunk)).options(*with_children())
             found.update((provider.id, provider) for provider in session.exec(statement).all())
     return list(found.values())
 

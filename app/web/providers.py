@@ -16,6 +16,7 @@ from app.credentials.verdicts import verdict_of, verdicts_of
 from app.credentials.verification import by_subject
 from app.models import Provider
 from app.models.enums import Role
+from app.registry import provider_list
 from app.registry import providers as service
 from app.vetting.identifiers import identify
 from app.vetting.subjects import findings_by_record, record_numbers
@@ -54,7 +55,7 @@ VERDICT_FILTERS = {
 CHECKED_FILTERS = {"never": _l("从未核查"), "stale": _l("久未核查")}
 
 
-def _list_query() -> tuple[service.ProviderQuery, list[FieldError]]:
+def _list_query() -> tuple[provider_list.ProviderQuery, list[FieldError]]:
     """The list query from the URL; invalid parameters are dropped and reported."""
     params = {key: value for key, value in request.args.items() if key in (*LIST_KEYS, "page")}
     params.setdefault("per_page", current_app.config.get("PAGE_SIZE", 20))
@@ -63,14 +64,14 @@ def _list_query() -> tuple[service.ProviderQuery, list[FieldError]]:
 
         params["stale_days"] = configured_stale_days()
     try:
-        return service.parse_query(params), []
+        return provider_list.parse_query(params), []
     except InvalidInput as exc:
         bad = {error.field for error in exc.errors}
         kept = {key: value for key, value in params.items() if key not in bad}
         try:
-            return service.parse_query(kept), exc.errors
+            return provider_list.parse_query(kept), exc.errors
         except InvalidInput:
-            return service.parse_query({}), exc.errors
+            return provider_list.parse_query({}), exc.errors
 
 
 def _summary(provider: Provider) -> dict[str, Any]:
@@ -97,7 +98,7 @@ def providers() -> Any:
     """Provider list: search box, filters, sort and pagination."""
     query, errors = _list_query()
     session = get_session()
-    page = service.list_providers(session, query=query)
+    page = provider_list.list_providers(session, query=query)
     filters = {key: request.args.get(key, "") for key in LIST_KEYS}
     field_errors: dict[str, list[str]] = {}
     for error in errors:

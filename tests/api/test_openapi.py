@@ -9,7 +9,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from app.models.enums import BandwidthType, ProviderStatus, StorageType
-from app.registry.providers import SORTS, ProviderQuery
+from app.registry.provider_list import SORTS, ProviderQuery
 from tests.api.conftest import provider_payload
 
 PREFIX = "/api/v1"

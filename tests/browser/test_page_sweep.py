@@ -31,7 +31,7 @@ from app.core.config import Settings
 from app.credentials import evidence, lookups
 from app.models import Provider
 from app.registry import demo
-from app.registry.providers import list_providers, parse_query
+from app.registry.provider_list import list_providers, parse_query
 from app.trials import bench_uploads
 from app.trials import servers as trials
 from scrapers.http import FetchResult

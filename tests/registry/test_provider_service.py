@@ -10,6 +10,7 @@ from sqlmodel import select
 from app.core.audit import set_actor
 from app.core.errors import Conflict, InvalidInput, NotFound
 from app.models import AuditEntry, Licence, Offer
+from app.registry import provider_list
 from app.registry import providers as svc
 
 
@@ -197,28 +198,30 @@ def test_search_by_identifier_typed_differently(audited):
     svc.create_provider(audited, data=_data())
     svc.create_provider(audited, data=_data(legal_name="别家公司", uscc=None, licences=[], filings=[]))
     for text in ["粤ＩＣＰ备２０２１０１２３４５号", "粤B1-20190001", "示例算力", "91440300708461136T"]:
-        page = svc.list_providers(audited, query=svc.parse_query({"q": text}))
+        page = provider_list.list_providers(audited, query=provider_list.parse_query({"q": text}))
         assert [p.legal_name for p in page.items] == ["示例算力科技有限公司"], text
 
 
 def test_filters_combine_on_one_offer(audited):
     svc.create_provider(audited, data=_data())
-    query = svc.parse_query({"gpu_model": "h800", "bandwidth_type": "dedicated", "province": "44"})
-    assert svc.list_providers(audited, query=query).total == 1
-    query = svc.parse_query({"gpu_model": "h800", "bandwidth_type": "shared"})
-    assert svc.list_providers(audited, query=query).total == 0
+    query = provider_list.parse_query({"gpu_model": "h800", "bandwidth_type": "dedicated", "province": "44"})
+    assert provider_list.list_providers(audited, query=query).total == 1
+    query = provider_list.parse_query({"gpu_model": "h800", "bandwidth_type": "shared"})
+    assert provider_list.list_providers(audited, query=query).total == 0
 
 
 def test_bad_query_parameters_name_the_field():
     with pytest.raises(InvalidInput) as caught:
-        svc.parse_query({"status": "great", "per_page": "1000", "sort": "x", "province": "火星"})
+        provider_list.parse_query({"status": "great", "per_page": "1000", "sort": "x", "province": "火星"})
     assert {error.field for error in caught.value.errors} == {"status", "per_page", "sort", "province"}
 
 
 def test_pagination(audited):
     for index in range(5):
         svc.create_provider(audited, data=_data(legal_name=f"公司{index:02d}", uscc=None))
-    page = svc.list_providers(audited, query=svc.parse_query({"per_page": "2", "page": "3"}))
+    page = provider_list.list_providers(
+        audited, query=provider_list.parse_query({"per_page": "2", "page": "3"})
+    )
     assert (page.total, page.pages, [p.legal_name for p in page.items]) == (5, 3, ["公司04"])
 
 

@@ -8,7 +8,8 @@ from typing import Any
 from sqlmodel import Session
 
 from app.registry.import_plan import plain as _plain
-from app.registry.providers import ProviderQuery, list_providers, provider_input
+from app.registry.provider_list import ProviderQuery, list_providers
+from app.registry.providers import provider_input
 from tests.conftest import _empty_tables
 
 

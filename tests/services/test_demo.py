@@ -12,7 +12,7 @@ from app.core.errors import Conflict
 from app.core.provinces import lookup
 from app.models.enums import BandwidthType, OfferKind, StorageType
 from app.registry import demo
-from app.registry.providers import ProviderQuery, list_providers
+from app.registry.provider_list import ProviderQuery, list_providers
 from app.vetting.identifiers import identify
 
 

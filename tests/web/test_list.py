@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from markupsafe import escape
 
 from app.core.errors import InvalidInput
-from app.registry import providers as service
+from app.registry import provider_list
 
 
 def names(html: str) -> list[str]:
@@ -173,7 +173,7 @@ def test_pagination_keeps_filters(login, make_provider):
 )
 def test_invalid_parameters_are_named_not_500(login, catalogue, params, field):
     with pytest.raises(InvalidInput) as refused:
-        service.parse_query(params)
+        provider_list.parse_query(params)
     expected = [error.message for error in refused.value.errors if error.field == field]
     assert expected
 

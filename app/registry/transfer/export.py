@@ -13,7 +13,8 @@ from sqlmodel import Session
 
 from app.core.errors import InvalidInput
 from app.registry.import_plan import plain
-from app.registry.providers import PROVIDER_FIELDS, ProviderQuery, list_providers, provider_input
+from app.registry.provider_list import ProviderQuery, list_providers
+from app.registry.providers import PROVIDER_FIELDS, provider_input
 from app.registry.transfer.columns import (
     DATACENTER_COLUMNS,
     HEADER_LANGUAGES,

@@ -1,0 +1,178 @@
+"""Listing providers: the query a list page or the API sends, its search, filters, sort and pages."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from flask_babel import gettext as _
+from pydantic import BaseModel, ValidationError
+from sqlmodel import Session, col, func, or_, select
+
+from app.core.errors import FieldError, InvalidInput, from_validation_error
+from app.models import Datacenter, Filing, Licence, Offer, Provider
+from app.registry.providers import with_children
+from app.vetting.identifier_common import normalize_text
+
+MAX_PAGE = 1_000_000
+
+
+class ProviderQuery(BaseModel):
+    """Search, filter, sort and page parameters of the provider list (page and API)."""
+
+    q: str | None = None
+    province: str | None = None
+    gpu_model: str | None = None
+    bandwidth_type: str | None = None
+    storage_type: str | None = None
+    status: str | None = None
+    verdict: str | None = None  # the latest check run's verdict, or "unchecked"
+    checked: str | None = None  # "never", or "stale": the latest check is older than stale_days
+    stale_days: int | None = None
+    sort: str = "name"
+    page: int = 1
+    per_page: int = 20
+
+
+SORTS = {
+    "name": col(Provider.legal_name).asc(),
+    "-name": col(Provider.legal_name).desc(),
+    "updated": col(Provider.updated_at).asc(),
+    "-updated": col(Provider.updated_at).desc(),
+    "province": col(Provider.registered_province).asc(),
+    "status": col(Provider.status).asc(),
+}
+
+
+Item = TypeVar("Item")
+
+
+@dataclass
+class Page(Generic[Item]):
+    """One page of a list (providers, invitations) with the numbers needed for pagination."""
+
+    items: list[Item]
+    total: int
+    page: int
+    per_page: int
+
+    @property
+    def pages(self) -> int:
+        """Number of pages (at least 1)."""
+        return max(1, math.ceil(self.total / self.per_page))
+
+
+def parse_query(params: dict[str, Any]) -> ProviderQuery:
+    """Validate list parameters from a query string or API call."""
+    from app.models.enums import BandwidthType, ProviderStatus, StorageType
+    from app.models.fields import blank_to_none, resolve_province_name
+
+    cleaned = {
+        key: blank_to_none(value) for key, value in params.items() if key in ProviderQuery.model_fields
+    }
+    cleaned = {key: value for key, value in cleaned.items() if value is not None}
+    errors = []
+    allowed = {
+        "bandwidth_type": [e.value for e in BandwidthType],
+        "storage_type": [e.value for e in StorageType],
+        "status": [e.value for e in ProviderStatus],
+        "verdict": ["pass", "needs_review", "fail", "unchecked"],
+        "checked": ["never", "stale"],
+        "sort": list(SORTS),
+    }
+    for key, values in allowed.items():
+        if key in cleaned and cleaned[key] not in values:
+            errors.append(FieldError(key, _("取值无效，可选：%(expected)s", expected=", ".join(values))))
+    if "province" in cleaned:
+        try:
+            cleaned["province"] = resolve_province_name(cleaned["province"])
+        except ValueError as exc:
+            errors.append(FieldError("province", str(exc)))
+    try:
+        query = ProviderQuery.model_validate(cleaned)
+    except ValidationError as exc:
+        errors.extend(from_validation_error(exc).errors)
+        query = None
+    if query is not None:
+        if not 1 <= query.page <= MAX_PAGE:  # the upper bound keeps OFFSET inside a database integer
+            errors.append(FieldError("page", _("页码须为 1-%(most)s", most=MAX_PAGE)))
+        if not 1 <= query.per_page <= 100:
+            errors.append(FieldError("per_page", _("每页 1-100 条")))
+        if query.stale_days is not None and not 1 <= query.stale_days <= 3650:
+            errors.append(FieldError("stale_days", _("须为 %(low)s-%(high)s 的整数", low=1, high=3650)))
+    if errors:
+        raise InvalidInput(errors)
+    return query
+
+
+def _search_condition(text: str) -> Any:
+    like = f"%{text}%"
+    normalized = f"%{normalize_text(text)}%"
+    return or_(
+        col(Provider.legal_name).ilike(like),
+        col(Provider.legal_name_en).ilike(like),
+        col(Provider.short_name).ilike(like),
+        col(Provider.uscc).ilike(normalized),
+        select(Licence.id)
+        .where(Licence.provider_id == Provider.id)
+        .where(or_(col(Licence.number).ilike(normalized), col(Licence.number_raw).ilike(like)))
+        .exists(),
+        select(Filing.id)
+        .where(Filing.provider_id == Provider.id)
+        .where(
+            or_(
+                col(Filing.number).ilike(normalized),
+                col(Filing.number_raw).ilike(like),
+                col(Filing.entity_name).ilike(like),
+            )
+        )
+        .exists(),
+    )
+
+
+def _filtered(query: ProviderQuery) -> Any:
+    stmt = select(Provider)
+    if query.q:
+        stmt = stmt.where(_search_condition(query.q.strip()))
+    if query.status:
+        stmt = stmt.where(Provider.status == query.status)
+    if query.verdict or query.checked:  # the latest check run's verdict and age (app.registry.dashboard)
+        from app.registry.dashboard import DEFAULT_STALE_DAYS, checked_condition, verdict_condition
+
+        if query.verdict:
+            stmt = stmt.where(verdict_condition(query.verdict))
+        if query.checked:
+            stmt = stmt.where(checked_condition(query.checked, query.stale_days or DEFAULT_STALE_DAYS))
+    if query.province:
+        in_datacenter = (
+            select(Datacenter.id)
+            .where(Datacenter.provider_id == Provider.id, Datacenter.province == query.province)
+            .exists()
+        )
+        stmt = stmt.where(or_(Provider.registered_province == query.province, in_datacenter))
+    offer_conditions = []
+    if query.gpu_model:
+        offer_conditions.append(col(Offer.gpu_model).ilike(f"%{query.gpu_model.strip()}%"))
+    if query.bandwidth_type:
+        offer_conditions.append(Offer.bandwidth_type == query.bandwidth_type)
+    if query.storage_type:
+        offer_conditions.append(Offer.storage_type == query.storage_type)
+    if offer_conditions:
+        stmt = stmt.where(
+            select(Offer.id).where(Offer.provider_id == Provider.id, *offer_conditions).exists()
+        )
+    return stmt
+
+
+def list_providers(session: Session, *, query: ProviderQuery) -> Page[Provider]:
+    """One page of providers matching the query, nested records loaded in constant statements."""
+    stmt = _filtered(query)
+    total = session.exec(select(func.count()).select_from(stmt.subquery())).one()
+    rows = session.exec(
+        stmt.order_by(SORTS[query.sort], col(Provider.id))
+        .offset((query.page - 1) * query.per_page)
+        .limit(query.per_page)
+        .options(*with_children())
+    ).all()
+    return Page(items=list(rows), total=total, page=query.page, per_page=query.per_page)
