@@ -21,18 +21,14 @@ from app.core.errors import Conflict
 from app.credentials.facts import fact_source
 from app.disclosure import invitations
 from app.disclosure import schema as schema
+from app.disclosure.comparison import CHANGED, TOPICS, ReviewItem, review_items, submission
 from app.disclosure.review import (
     ACCEPT,
-    CHANGED,
     REJECT,
-    TOPICS,
-    ReviewItem,
     effective_status,
     get_invitation,
     is_merged,
     merged_uploads,
-    review_items,
-    submission,
     undecided,
 )
 from app.models import AuditEntry, Provider

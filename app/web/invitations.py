@@ -16,7 +16,7 @@ from app.accounts.auth import role_required
 from app.core import clock as localtime
 from app.core.db import get_session
 from app.core.errors import Conflict, FieldError, InvalidInput, NotFound, ServiceError
-from app.disclosure import invitations
+from app.disclosure import comparison, invitations
 from app.disclosure import merge as disclosure_merge
 from app.disclosure import review as disclosure_review
 from app.disclosure import schema as schema
@@ -236,7 +236,7 @@ def _review_page(invitation_id: int, errors: list[FieldError] | None = None, sta
         raise NotFound(
             _("邀请 #%(id)s 尚未提交问卷（状态：%(status)s）", id=invitation_id, status=state), field="id"
         )
-    items = disclosure_review.review_items(session, invitation)
+    items = comparison.review_items(session, invitation)
     merged = (invitation.review or {}).get("merge")
     sections = []
     for section in schema.SECTIONS:
@@ -255,7 +255,7 @@ def _review_page(invitation_id: int, errors: list[FieldError] | None = None, sta
         provider=provider,
         sections=sections,
         undecided=disclosure_review.undecided(items),
-        blocker_items=disclosure_review.blockers(items),
+        blocker_items=comparison.blockers(items),
         merged=merged,
         merged_at=datetime.fromisoformat(merged["at"]) if merged else None,
         errors=errors or [],

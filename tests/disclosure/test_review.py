@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session, select
 
-from app.disclosure import invitations
+from app.disclosure import comparison, invitations
 from app.disclosure import review as disclosure_review
 from app.models import Provider
 from app.models.disclosure import Invitation, InvitationEvent
@@ -225,7 +225,7 @@ def test_revoke_ends_the_link(app, session, login):
 def test_items_compare_the_submission_with_the_registry(app, session):
     provider = registry_provider(session)
     invitation = submitted(session, provider_id=provider.id)
-    items = disclosure_review.review_items(session, invitation)
+    items = comparison.review_items(session, invitation)
     assert item(items, "identity.uscc").state == "unchanged"
     assert item(items, "identity.website").state == "added"
     licence = item(items, "licences.0")
@@ -242,8 +242,8 @@ def test_items_compare_the_submission_with_the_registry(app, session):
 
 def test_a_new_provider_has_every_item_added(app, session):
     invitation = submitted(session)
-    items = disclosure_review.review_items(session, invitation)
-    assert {entry.state for entry in items if entry.section not in disclosure_review.TOPICS} == {"added"}
+    items = comparison.review_items(session, invitation)
+    assert {entry.state for entry in items if entry.section not in comparison.TOPICS} == {"added"}
 
 
 # ---------------------------------------------------------------- decisions
@@ -349,10 +349,10 @@ def test_a_changed_uscc_is_a_blocker_naming_another_legal_entity(app, session, l
     invitation = submitted(
         session, provider_id=provider.id, data=answers(identity={**ANSWERS["identity"], "uscc": other})
     )
-    items = disclosure_review.review_items(session, invitation)
+    items = comparison.review_items(session, invitation)
     uscc = item(items, "identity.uscc")
     assert uscc.state == "changed" and other in uscc.blocker and USCC in uscc.blocker
-    assert [found.key for found in disclosure_review.blockers(items)] == ["identity.uscc"]
+    assert [found.key for found in comparison.blockers(items)] == ["identity.uscc"]
     assert not item(items, "identity.website").blocker
     page = login("analyst").get(f"/invitations/{invitation.id}/review").get_data(as_text=True)
     assert 'id="blocker-identity-uscc"' in page and "不同的法律主体" in page
