@@ -64,7 +64,7 @@ def configure_logging() -> None:
 
 def main() -> None:
     """Entry point of `python -m app.worker`."""
-    from app import create_app
+    from app.factory import create_app
 
     configure_logging()
     run_worker(create_app())

@@ -50,10 +50,11 @@ import app.models  # noqa: E402, F401 - registers every table
 from app import create_app  # noqa: E402
 from app.core.config import Settings  # noqa: E402
 from app.credentials import report_exports as report_service  # noqa: E402
+from app.credentials.report_inputs import provider_inputs  # noqa: E402
 from app.registry.demo import load_demo  # noqa: E402
 from app.registry.provider_list import ProviderQuery, list_providers  # noqa: E402
 from app.reports import charts  # noqa: E402
-from app.reports.assemble import provider_inputs, snapshot_sha256  # noqa: E402
+from app.reports.assemble import snapshot_sha256  # noqa: E402
 from app.reports.fonts import DEFAULT_FONT  # noqa: E402
 from app.reports.pdf import REPORT_CSS, PdfRenderer, font_cache_dir  # noqa: E402
 from app.reports.render import render_html  # noqa: E402

@@ -19,6 +19,11 @@ PRODUCT = ("app", "benchmarks", "scrapers")
 LAYERS = {
     "app.core": 0,
     "app.models": 1,
+    # the core services that read or write rows sit with the models
+    "app.core.audit": 1,
+    "app.core.jobs": 1,
+    "app.core.versions": 1,
+    "app.core.vocabulary": 1,
     "benchmarks": 2,
     "scrapers": 2,
     "app.vetting": 2,
@@ -34,6 +39,8 @@ LAYERS = {
     "app.web": 5,
     "app.api": 5,
     "app.cli": 5,
+    "app.worker": 5,  # the queue's process, started like the CLI
+    "app.factory": 5,  # builds the app from the pages, the API and the CLI
     "app": 6,
 }
 

@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from app.advice.facts import FindingFacts, ProviderFacts
-from app.credentials.verdicts import LEVELS, labels
+from app.core.vocabulary import LABELS
 
 LICENCE_RED_FLAGS = frozenset({1, 2, 3, 4, 10, 11})
 BENCHMARK_RULES = "benchmarks."  # rule ids of findings about measured figures
 SHOWN_FINDINGS = 3  # findings named beside a verdict; the rest are counted
 UNCHECKED = "unchecked"
+LEVELS = LABELS["verdict_level"]  # the labels of app.credentials.verdicts, whose level names it reads
 
 
 class Verdict(Protocol):
@@ -98,7 +99,7 @@ def verdict_dict(provider: ProviderFacts, found: Verdict | None = None) -> dict[
         shown = found.to_dict()
     else:
         level = _level_of(provider)
-        zh, en = labels(level if level in LEVELS else UNCHECKED, ())
+        zh, en = LEVELS.get(level, LEVELS[UNCHECKED])
         run_id = provider.check.run_id if provider.check is not None else None
         shown = {"level": level, "label_zh": zh, "label_en": en, "unverified": None, "check_run_id": run_id}
         shown.update(provider_id=provider.id, outdated=None)

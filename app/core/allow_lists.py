@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from flask_babel import gettext as _
+
+def _(text: str, **values: object) -> str:
+    """The error text in the reader's language (flask_babel, imported only when an entry is malformed)."""
+    from flask_babel import gettext
+
+    return gettext(text, **values)
 
 
 def _host_entry(entry: str) -> tuple[str, int | None]:

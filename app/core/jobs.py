@@ -15,7 +15,9 @@ While a job runs, a heartbeat thread touches the row; a job still
 interrupted, or queued again when its kind is idempotent. Jobs queued in the database but missing from
 the queue's storage are handed to the queue again when a worker starts, so a restart loses no job.
 
-This module imports Flask only inside the functions that need the app, so services may register kinds.
+This module imports Flask only inside the functions that need the app, so services may register kinds. It
+imports no domain package: the domain modules register their job kinds (@background) and their own Huey
+tasks and periodic tasks (@on_queue), and load_kinds() imports them all.
 """
 
 from __future__ import annotations
@@ -48,9 +50,6 @@ logger = logging.getLogger(__name__)
 
 TASK_NAME = "gpuvet.run_job"
 LOCALE_PARAM = "_locale"  # the language of whoever queued the job; taken out before the job function runs
-SCHEDULE_TASK_NAME = (
-    "gpuvet.schedules_tick"  # every minute: start the schedules that are due (services/schedules)
-)
 QUEUE_FILE = "jobs.sqlite3"
 ERROR_LIMIT = 4000
 # A queued row younger than this may still be on its way into the queue: recovery leaves it alone.
@@ -92,6 +91,17 @@ def background(
         return fn
 
     return decorator
+
+
+QueueSetup = Callable[["Huey", Any, sa.Engine], None]
+QUEUE_SETUPS: dict[str, QueueSetup] = {}
+
+
+def on_queue(setup: QueueSetup) -> QueueSetup:
+    """Register `setup(huey, app, engine)`, called when an app's Huey is built: a domain module's own tasks
+    and periodic tasks (deliveries, the schedules' tick). Registering it again replaces it."""
+    QUEUE_SETUPS[f"{setup.__module__}.{setup.__qualname__}"] = setup
+    return setup
 
 
 def load_kinds() -> dict[str, JobKind]:
@@ -177,7 +187,7 @@ def _actor(user: Any, session: Session) -> tuple[int | None, str]:
 # ---------------------------------------------------------------- the queue (per Flask app)
 def make_huey(app: Any) -> Huey:
     """Build the app's Huey: inline when immediate, Redis when REDIS_URL is set, else SQLite (0600)."""
-    from huey import MemoryHuey, RedisHuey, SqliteHuey, crontab  # imports redis and psycopg: only where used
+    from huey import MemoryHuey, RedisHuey, SqliteHuey  # imports redis and psycopg: only where used
 
     from app.core.config import private_dir
     from app.core.db import get_engine, private_sqlite_file
@@ -200,18 +210,9 @@ def make_huey(app: Any) -> Huey:
         with app.app_context():
             execute_job(engine, job_id, heartbeat_s=heartbeat)
 
-    @huey.periodic_task(crontab(minute="*"), name=SCHEDULE_TASK_NAME)
-    def schedules_tick() -> None:
-        from app.notify import schedules
-
-        if not settings.schedules_enabled:
-            return
-        with app.app_context(), Session(engine) as session:
-            schedules.tick(session)
-
-    from app.notify.dispatch import register_tasks
-
-    register_tasks(huey, app, engine)  # e-mail and webhook deliveries, retried with backoff
+    load_kinds()  # the domain modules register their own tasks and periodic tasks (on_queue)
+    for setup in QUEUE_SETUPS.values():
+        setup(huey, app, engine)
     app.extensions["gpuvet.huey_task"] = run_job_task
     return huey
 

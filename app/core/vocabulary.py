@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
+from functools import cache
 from typing import Any
 
 from app.core.i18n import LANGUAGES, current_language
-from app.models import enums
 
 # kind -> value -> (Chinese, English); a kind's values are in its order.
 LABELS: dict[str, dict[str, tuple[str, str]]] = {
@@ -26,6 +26,28 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "needs_review": ("需复核", "Needs review"),
         "pass": ("通过", "Pass"),
         "not_verified": ("未核验", "Not verified"),
+    },
+    "verdict_level": {  # a provider's verdict as labels phrase it (app.credentials.verdicts); unchecked: none
+        "fail": ("不通过", "fails"),
+        "needs_review": ("需复核", "needs review"),
+        "pass": ("通过", "passes"),
+        "unchecked": ("未核验", "not verified"),  # never checked: the reports' word for "no evidence"
+    },
+    "job_state": {  # a queued job's state, and a benchmark run's (app.models.jobs.JobState, trials.RunState)
+        "queued": ("排队中", "Queued"),
+        "running": ("运行中", "Running"),
+        "succeeded": ("已完成", "Done"),
+        "failed": ("失败", "Failed"),
+        "cancelled": ("已取消", "Cancelled"),
+        "interrupted": ("已中断", "Interrupted"),
+    },
+    "lookup_state": {  # an official lookup's state (app.models.evidence.LookupState)
+        "pending": ("正在获取验证码", "Fetching captcha"),
+        "awaiting_answer": ("等待输入验证码", "Waiting for the captcha answer"),
+        "checking": ("正在查询", "Looking up"),
+        "completed": ("已完成", "Done"),
+        "failed": ("失败", "Failed"),
+        "manual": ("人工记录", "Recorded by hand"),
     },
     "bench_verdict": {  # a benchmark comparison's verdict (benchmarks.checks.Verdict)
         "fail": ("不通过", "Fail"),
@@ -334,20 +356,26 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
     },
 }
 
-# Which kind labels the values of an enum.
-ENUM_KINDS: dict[type[Enum], str] = {
-    enums.Severity: "severity",
-    enums.Verdict: "verdict",
-    enums.ProviderStatus: "provider_status",
-    enums.LicenceStatus: "licence_status",
-    enums.FilingKind: "filing_kind",
-    enums.CertificationKind: "certification_kind",
-    enums.OfferKind: "offer_kind",
-    enums.RdmaType: "rdma_type",
-    enums.BandwidthType: "bandwidth_type",
-    enums.StorageType: "storage_type",
-    enums.Role: "role",
-}
+
+@cache
+def enum_kinds() -> dict[type[Enum], str]:
+    """Which kind labels the values of an enum (imported on first use: `vet identify` loads no models)."""
+    from app.models import enums
+
+    return {
+        enums.Severity: "severity",
+        enums.Verdict: "verdict",
+        enums.ProviderStatus: "provider_status",
+        enums.LicenceStatus: "licence_status",
+        enums.FilingKind: "filing_kind",
+        enums.CertificationKind: "certification_kind",
+        enums.OfferKind: "offer_kind",
+        enums.RdmaType: "rdma_type",
+        enums.BandwidthType: "bandwidth_type",
+        enums.StorageType: "storage_type",
+        enums.Role: "role",
+    }
+
 
 # Which kind labels the stored values of a field (audit trail, details, evidence).
 FIELD_KINDS: dict[str, tuple[str, ...]] = {
@@ -365,8 +393,8 @@ FIELD_KINDS: dict[str, tuple[str, ...]] = {
 def _kind_of(value: Any, kind: str | None) -> str:
     if kind is not None:
         return kind
-    if isinstance(value, Enum) and type(value) in ENUM_KINDS:
-        return ENUM_KINDS[type(value)]
+    if isinstance(value, Enum) and type(value) in enum_kinds():
+        return enum_kinds()[type(value)]
     raise ValueError(f"say which kind labels {value!r}")
 
 

@@ -21,6 +21,7 @@ from sqlmodel import Session, col, func, select
 
 from app.core.clock import aware
 from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.events import EvidenceChanged, publish
 from app.credentials.facts import fact_source
 from app.credentials.manual_lookups import (
     MAX_NOTE,
@@ -29,7 +30,6 @@ from app.credentials.manual_lookups import (
     creation_audit,
     entry_and_screenshot,
 )
-from app.credentials.rechecks import recheck
 from app.credentials.verification import (
     BY_HAND,
     CONTRADICTED,
@@ -41,10 +41,9 @@ from app.credentials.verification import (
 )
 from app.models import AuditEntry, Provider
 from app.models.credit import CreditMethod, CreditRecord, CreditSource
-from app.models.evidence import Evidence
+from app.models.evidence import MANUAL_METHOD, Evidence
 
 PURPOSE = "credit_manual"
-METHOD = "MANUAL"
 #: The page an analyst opens to look a company up, per system.
 OFFICIAL_SITES = {
     CreditSource.gsxt: "https://www.gsxt.gov.cn/",
@@ -262,7 +261,7 @@ def _evidence(
     return Evidence(
         provider_id=provider_id,
         purpose=PURPOSE,
-        method=METHOD,
+        method=MANUAL_METHOD,
         url=site,
         final_url=site,
         content_type=content_type,
@@ -312,7 +311,7 @@ def record_manual(
     session.add(_audit_entry(record, evidence))
     session.commit()
     session.refresh(record)
-    recheck(session, provider_id=provider_id, since=now, cause=f"credit record {record.id}")
+    publish(session, EvidenceChanged(provider_id=provider_id, since=now, cause=f"credit record {record.id}"))
     return record
 
 

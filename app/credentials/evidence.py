@@ -18,12 +18,12 @@ from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
 from app.core.errors import InvalidInput, NotFound
+from app.core.events import EvidenceChanged, publish
 from app.core.i18n import localized
 from app.core.jobs import background, enqueue, job_result_outcome
 from app.credentials.facts import fact_source
-from app.credentials.rechecks import recheck
 from app.models import Provider
-from app.models.evidence import Evidence
+from app.models.evidence import MANUAL_METHOD, Evidence
 from app.models.jobs import Job
 from scrapers import charset
 from scrapers import footer as footer_scraper
@@ -355,7 +355,10 @@ def scrape_footer(
     site = footer_scraper.scrape_site(url, client.fetch, on_page=on_page)
     home = site.pages[0]
     if stored:
-        recheck(session, provider_id=provider_id, since=stored[-1].fetched_at, cause="footer scrape")
+        publish(
+            session,
+            EvidenceChanged(provider_id=provider_id, since=stored[-1].fetched_at, cause="footer scrape"),
+        )
     return {
         "ok": home.error is None,
         "error": str(home.error) if home.error else None,
@@ -429,9 +432,7 @@ def footer_fact_of(pages: list[Evidence]) -> dict[str, Any]:
 
 def _manual_note(home: Evidence) -> dict[str, Any] | None:
     """Who recorded a footer by hand and when they looked (app.credentials.footer_manual), else None."""
-    from app.credentials.manual_lookups import METHOD  # evidence recorded by hand
-
-    manual = (home.extracted or {}).get("manual") if home.method == METHOD else None
+    manual = (home.extracted or {}).get("manual") if home.method == MANUAL_METHOD else None
     return (
         {"by": manual.get("by"), "looked_at": manual.get("looked_at")} if isinstance(manual, dict) else None
     )

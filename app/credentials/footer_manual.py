@@ -18,17 +18,16 @@ from flask_babel import gettext as _
 from sqlmodel import Session
 
 from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.events import EvidenceChanged, publish
 from app.credentials.manual_lookups import (
     MAX_NOTE,
-    METHOD,
     FormReader,
     actor_of,
     creation_audit,
     entry_and_screenshot,
 )
-from app.credentials.rechecks import recheck
 from app.models import AuditEntry, Provider
-from app.models.evidence import Evidence
+from app.models.evidence import MANUAL_METHOD, Evidence
 from scrapers import footer as footer_parser
 from scrapers.http import BadUrl, check_url
 
@@ -90,7 +89,7 @@ def record_footer(
     evidence = Evidence(
         provider_id=provider_id,
         purpose=FOOTER_HOME,
-        method=METHOD,
+        method=MANUAL_METHOD,
         url=entry["url"],
         final_url=entry["url"],
         content_type=content_type,
@@ -107,7 +106,9 @@ def record_footer(
     session.add(_audit_entry(evidence, manual, found, actor_id, actor_name))
     session.commit()
     session.refresh(evidence)
-    recheck(session, provider_id=provider_id, since=now, cause=f"manual footer {evidence.id}")
+    publish(
+        session, EvidenceChanged(provider_id=provider_id, since=now, cause=f"manual footer {evidence.id}")
+    )
     return evidence
 
 

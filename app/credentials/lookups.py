@@ -27,11 +27,11 @@ from sqlmodel import Session, col, select
 
 from app.core.clock import aware
 from app.core.errors import Conflict, InvalidInput, NotFound
+from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue, job_result_outcome
 from app.credentials import evidence as evidence_service
 from app.credentials import manual_lookups
 from app.credentials.facts import fact_source
-from app.credentials.rechecks import recheck
 from app.models import Provider
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job, JobState
@@ -460,8 +460,11 @@ def run_step(
         work.fail(message_of("failed", detail={"msgid": INTERNAL_ERROR}))
         raise
     if lookup.state == LookupState.completed:
-        recheck(
-            session, provider_id=lookup.provider_id, since=lookup.completed_at, cause=f"lookup {lookup.id}"
+        publish(
+            session,
+            EvidenceChanged(
+                provider_id=lookup.provider_id, since=lookup.completed_at, cause=f"lookup {lookup.id}"
+            ),
         )
     result = {"lookup_id": lookup.id, "state": str(lookup.state), "message": lookup.message}
     if lookup.state == LookupState.failed:

@@ -22,14 +22,13 @@ from sqlmodel import Session
 
 from app.core.clock import aware, to_local, zone_name
 from app.core.errors import FieldError, InvalidInput, NotFound
-from app.credentials.rechecks import recheck
+from app.core.events import EvidenceChanged, publish
 from app.models import AuditEntry, Provider
-from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
+from app.models.evidence import MANUAL_METHOD, Evidence, Lookup, LookupKind, LookupState
 from scrapers import miit_licence
 from scrapers.official import sniff_image
 
 PURPOSE = "lookup_manual"
-METHOD = "MANUAL"
 MAX_SCREENSHOT_BYTES = 5 * 1024 * 1024
 MAX_NOTE = 1000
 MAX_TEXT = 200
@@ -333,7 +332,7 @@ def record_manual(
     evidence = Evidence(
         provider_id=provider_id,
         purpose=PURPOSE,
-        method=METHOD,
+        method=MANUAL_METHOD,
         url=OFFICIAL_SITES[kind],
         final_url=OFFICIAL_SITES[kind],
         content_type=content_type,
@@ -361,7 +360,7 @@ def record_manual(
     session.add(_audit_entry(lookup, evidence, actor_id, actor_name))
     session.commit()
     session.refresh(lookup)
-    recheck(session, provider_id=provider_id, since=now, cause=f"manual lookup {lookup.id}")
+    publish(session, EvidenceChanged(provider_id=provider_id, since=now, cause=f"manual lookup {lookup.id}"))
     return lookup
 
 

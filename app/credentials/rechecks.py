@@ -1,5 +1,6 @@
 """Re-run the credential check when new evidence lands (footer scrape, official lookup, benchmark run or
-upload), so the stored verdict always includes it.
+upload), so the stored verdict always includes it: producers publish app.core.events.EvidenceChanged and
+this module, subscribed to it, re-checks; no producer imports it.
 
 Idempotent: evidence that finished at `since` triggers no new run when a check run already started at or
 after that moment. Never raises: a failed re-check is logged and rolled back, and the job or request that
@@ -14,6 +15,7 @@ from datetime import datetime
 from sqlmodel import Session
 
 from app.core.clock import aware
+from app.core.events import EvidenceChanged, subscribe
 from app.models.checks import CheckRun
 
 logger = logging.getLogger(__name__)
@@ -37,3 +39,9 @@ def recheck(
         logger.exception("re-check of provider %s after %s failed", provider_id, cause)
         session.rollback()
         return None
+
+
+@subscribe(EvidenceChanged)
+def recheck_on_evidence(session: Session, event: EvidenceChanged) -> CheckRun | None:
+    """The re-check an EvidenceChanged event asks for."""
+    return recheck(session, provider_id=event.provider_id, since=event.since, cause=event.cause)

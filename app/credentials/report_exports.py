@@ -17,8 +17,9 @@ from sqlmodel import Session, col, func, select
 from app.core import clock as localtime
 from app.core.errors import Conflict, InvalidInput, NotFound
 from app.credentials.compare_runs import previous_export
+from app.credentials.report_inputs import provider_inputs
 from app.models.reports import ExportRecord, ReportKind
-from app.reports.assemble import provider_inputs, snapshot_sha256
+from app.reports.assemble import snapshot_sha256
 from app.reports.labels import LANGUAGES
 from app.reports.pdf import PdfRenderer
 from app.reports.render import REPORT_KINDS, render_html, render_pdf
@@ -230,7 +231,7 @@ def verify_export(record: ExportRecord) -> bool:
 def _case_inputs(session: Session, case_id: int, now: datetime) -> dict[str, Any]:
     if not cases_available():
         raise NotFound(_("选型案例功能尚未启用"), field="case_id")
-    from app.reports.assemble import case_inputs
+    from app.cases.report_inputs import case_inputs
 
     return case_inputs(session, case_id=case_id, today=localtime.business_today(now))
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.core.vocabulary import LABELS
 from app.credentials.verification import ItemVerification, verifications_of
 from app.models import Provider
 from app.models.checks import CheckRun
@@ -25,12 +26,7 @@ SOURCES: dict[str, tuple[str, str]] = {
     "footer": ("网站页脚", "footer"),
     "trial": ("试用测试", "trial"),
 }
-LEVELS: dict[str, tuple[str, str]] = {
-    "pass": ("通过", "passes"),
-    "needs_review": ("需复核", "needs review"),
-    "fail": ("不通过", "fails"),
-    "unchecked": ("未核验", "not verified"),  # never checked: the reports' word for "no evidence"
-}
+LEVELS = LABELS["verdict_level"]  # level -> (zh, en), worst first
 MAX_LISTED = 4  # unverified items a label names before "and N more"
 # The order a label names unverified items in (stable within a kind).
 LABEL_ORDER = {

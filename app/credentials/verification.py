@@ -21,12 +21,11 @@ from typing import Any
 from sqlmodel import Session
 
 from app.core.clock import aware
-from app.credentials.manual_lookups import METHOD as MANUAL_METHOD_NAME
 from app.credentials.manual_lookups import manual_info
 from app.credentials.verification_evidence import ItemEvidence, read_evidence
 from app.models.checks import StoredFinding
 from app.models.credit import CreditRecord
-from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
+from app.models.evidence import MANUAL_METHOD, Evidence, Lookup, LookupKind, LookupState
 from app.models.provider import Certification, Offer
 from app.vetting.identifiers import identify
 from app.vetting.rules._sources import number_key
@@ -406,7 +405,7 @@ def _footer_item(
     if home is None:
         zh, en = MISSING_TEXT["footer"]
         return ItemVerification("footer", "footer", name, UNVERIFIED, zh, en)
-    manual = home.method == MANUAL_METHOD_NAME
+    manual = home.method == MANUAL_METHOD
     if home.error and not manual:
         zh, en = MISSING_TEXT["footer_failed"]
         return ItemVerification(

@@ -14,10 +14,10 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from app.core.db import insert_new_rows
+from app.core.events import ChangesRecorded, publish
 from app.models.checks import CheckRun, StoredFinding
 from app.models.provider import Certification, Licence
 from app.models.watch import ChangeEvent
-from app.notify.dispatch import notify_new_events
 
 EXPIRY_THRESHOLDS = (90, 30, 7)  # days before expiry; each crossed once, then "expired"
 VERDICT_NAMES = {
@@ -245,7 +245,7 @@ def store_events(
     ]
     inserted = insert_new_rows(session, ChangeEvent.__table__, values, unique=["dedupe_key"])
     session.commit()
-    notify_new_events(session, inserted)  # after the commit; never raises into the check
+    publish(session, ChangesRecorded(tuple(inserted)))  # after the commit; the watchers hear of them
     return len(inserted)
 
 

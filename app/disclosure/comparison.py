@@ -26,6 +26,14 @@ NOT_DECLARED = (None, "", [], "unknown")
 
 
 ANSWERED, DECLINED, UNANSWERED = "answered", "declined", "unanswered"
+COMPLETE, INCOMPLETE = "complete", "incomplete"  # a topic's state: DECLINED, or whether it is answered
+# The main questions of each red-flag-13 topic: a disclosure that answers them is complete. The diagram,
+# the backup scheme and the notes are details: asked for, shown when given, never a red flag when left blank.
+QUESTIONS = {
+    "topology": ("oversubscription_ratio", "uplink_gbps", "shared_with"),
+    "storage": ("location", "raid"),
+    "trial": ("will_lend",),
+}
 
 
 @dataclass
@@ -216,9 +224,21 @@ def blockers(items: list[ReviewItem]) -> list[ReviewItem]:
     return [item for item in items if item.blocker]
 
 
-def _topic_item(answers: schema.Disclosure, topic: str) -> ReviewItem:
-    from app.disclosure.merge import topic_questions
+def topic_questions(answers: schema.Disclosure, topic: str) -> dict[str, Any]:
+    """A topic's state (complete, declined or incomplete) and the names of its unanswered questions."""
+    values = getattr(answers, topic)
+    names = list(QUESTIONS[topic])
+    if topic == "storage" and values.location in ("network", "both"):
+        names.append("network_type")
+    if topic == "trial" and values.will_lend:
+        names.append("how")
+    unanswered = [name for name in names if getattr(values, name) in (None, "")]
+    declined = answers.answer_states()[topic] == "declined"
+    state = DECLINED if declined else INCOMPLETE if unanswered else COMPLETE
+    return {"state": state, "unanswered": [] if declined else unanswered}
 
+
+def _topic_item(answers: schema.Disclosure, topic: str) -> ReviewItem:
     spec = schema.SECTION_BY_NAME[topic]
     values = getattr(answers, topic).model_dump(mode="json")
     state = answers.answer_states()[topic]

@@ -18,10 +18,21 @@ from sqlmodel import Session, col, func, select
 
 from app.core.clock import aware, to_local
 from app.core.errors import Conflict
+from app.core.events import EvidenceChanged, publish
 from app.credentials.facts import fact_source
 from app.disclosure import invitations
 from app.disclosure import schema as schema
-from app.disclosure.comparison import CHANGED, TOPICS, ReviewItem, review_items, submission
+from app.disclosure.comparison import (
+    CHANGED,
+    COMPLETE,
+    DECLINED,
+    INCOMPLETE,
+    TOPICS,
+    ReviewItem,
+    review_items,
+    submission,
+    topic_questions,
+)
 from app.disclosure.review import (
     ACCEPT,
     REJECT,
@@ -36,30 +47,9 @@ from app.models.checks import CheckRun
 from app.models.disclosure import Invitation, InvitationStatus
 from app.registry.providers import CHILD_ORDER, create_provider, get_provider, provider_input, update_provider
 
-# The main questions of each red-flag-13 topic: a disclosure that answers them is complete. The diagram,
-# the backup scheme and the notes are details: asked for, shown when given, never a red flag when left blank.
-QUESTIONS = {
-    "topology": ("oversubscription_ratio", "uplink_gbps", "shared_with"),
-    "storage": ("location", "raid"),
-    "trial": ("will_lend",),
-}
 # The registry's yes/no of each topic, set on merge from an accepted answer.
 TOPIC_FLAGS = {"topology": "discloses_network_topology", "storage": "discloses_storage_config"}
-COMPLETE, DECLINED, INCOMPLETE, REJECTED = "complete", "declined", "incomplete", "rejected"
-
-
-def topic_questions(answers: schema.Disclosure, topic: str) -> dict[str, Any]:
-    """A topic's state (complete, declined or incomplete) and the names of its unanswered questions."""
-    values = getattr(answers, topic)
-    names = list(QUESTIONS[topic])
-    if topic == "storage" and values.location in ("network", "both"):
-        names.append("network_type")
-    if topic == "trial" and values.will_lend:
-        names.append("how")
-    unanswered = [name for name in names if getattr(values, name) in (None, "")]
-    declined = answers.answer_states()[topic] == "declined"
-    state = DECLINED if declined else INCOMPLETE if unanswered else COMPLETE
-    return {"state": state, "unanswered": [] if declined else unanswered}
+REJECTED = "rejected"
 
 
 def _question_names(topic: str, names: list[str]) -> list[dict[str, str]]:
@@ -208,8 +198,6 @@ def merge_submission(
     now: datetime | None = None,
 ) -> MergeResult:
     """Write the accepted items into the registry (new provider when invited by name): audited, versioned."""
-    from app.credentials.rechecks import recheck
-
     moment = now or datetime.now(UTC)
     invitation = get_invitation(session, invitation_id=invitation_id)
     if is_merged(invitation):
@@ -267,10 +255,11 @@ def merge_submission(
     details = {"by": actor[1], "provider_id": provider.id, "created": created, "items": len(record)}
     invitations.log(session, invitation, "merged", **details)
     session.commit()
-    run = recheck(session, provider_id=provider.id, since=moment, cause="disclosure merge")
-    return MergeResult(
-        invitation, provider, created, [entry["key"] for entry in record], run.id if run else None
+    results = publish(
+        session, EvidenceChanged(provider_id=provider.id, since=moment, cause="disclosure merge")
     )
+    run_id = next((result.id for result in results if isinstance(result, CheckRun)), None)
+    return MergeResult(invitation, provider, created, [entry["key"] for entry in record], run_id)
 
 
 # ---------------------------------------------------------------- what was declared, and verified since

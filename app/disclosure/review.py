@@ -19,6 +19,7 @@ from sqlmodel import Session, col, func, or_, select
 
 from app.core.clock import aware
 from app.core.errors import Conflict, FieldError, InvalidInput, from_validation_error
+from app.core.events import EvidenceChanged, publish
 from app.disclosure import invitations, schema
 from app.disclosure.comparison import (
     ADDED,
@@ -317,9 +318,9 @@ def save_decisions(
 
 def _recheck(session: Session, invitation: Invitation, moment: datetime) -> None:
     """Red flag 13 reads the latest reviewed questionnaire: re-run the provider's check (as a merge does)."""
-    from app.credentials.rechecks import recheck
-
-    recheck(session, provider_id=invitation.provider_id, since=moment, cause="disclosure review")
+    publish(
+        session, EvidenceChanged(provider_id=invitation.provider_id, since=moment, cause="disclosure review")
+    )
 
 
 UPLOAD_FIELDS = (("licences", "scan_upload_id"), ("certifications", "scan_upload_id"))

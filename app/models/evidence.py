@@ -10,6 +10,8 @@ from sqlmodel import JSON, Column, Field, SQLModel
 
 from app.models.provider import utcnow
 
+MANUAL_METHOD = "MANUAL"  # Evidence.method of what an analyst recorded by hand (lookup, credit, footer)
+
 
 class EvidenceImmutable(RuntimeError):
     """Raised when code tries to change or delete a stored piece of evidence."""

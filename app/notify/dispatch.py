@@ -1,7 +1,8 @@
 """From stored change events to watchers: inbox items, then e-mail and webhook deliveries on the queue.
 
-`notify_new_events` runs after the events are committed and never raises: a problem is logged, and the
-check that produced the events goes on. Each delivery (one event to one e-mail address or webhook) is a
+`notify_new_events` runs after the events are committed (it subscribes to app.core.events.ChangesRecorded,
+which the credential check publishes) and never raises: a problem is logged, and the check that produced the
+events goes on. Each delivery (one event to one e-mail address or webhook) is a
 Huey task of its own, so one failing channel never holds up another. A failed try is recorded (attempt n,
 HTTP status or error, duration) and tried again after base, 2x base, 4x base ... seconds, up to the
 configured number of attempts; a minutely sweep re-queues deliveries whose task was lost (worker restart).
@@ -23,6 +24,8 @@ from sqlmodel import Session, col, select
 from app.core import clock as localtime
 from app.core.clock import aware
 from app.core.db import insert_new_rows
+from app.core.events import ChangesRecorded, subscribe
+from app.core.jobs import get_huey, on_queue
 from app.models.notify import Delivery, DeliveryAttempt, InboxItem, NotifySettings, ProviderWatch, Webhook
 from app.models.provider import Provider
 from app.models.user import User
@@ -249,7 +252,14 @@ def notify_new_events(session: Session, event_ids: Iterable[int]) -> list[list[i
     return groups
 
 
+@subscribe(ChangesRecorded)
+def notify_recorded_changes(session: Session, event: ChangesRecorded) -> list[list[int]]:
+    """The inbox items and deliveries of change events just recorded (published by the credential check)."""
+    return notify_new_events(session, event.event_ids)
+
+
 # ---------------------------------------------------------------- the queue
+@on_queue
 def register_tasks(huey: Any, app: Any, engine: sa.Engine) -> None:
     """Register the delivery task and the minutely sweep on the app's Huey (by app.core.jobs.make_huey)."""
     from huey import crontab
@@ -268,8 +278,6 @@ def register_tasks(huey: Any, app: Any, engine: sa.Engine) -> None:
 
 
 def _enqueue(delivery_ids: list[int], *, delay: float | None = None) -> None:
-    from app.core.jobs import get_huey
-
     app = current_app._get_current_object()  # type: ignore[attr-defined]
     huey = get_huey(app)
     task = app.extensions[TASK_KEY]

@@ -19,7 +19,7 @@ from sqlmodel import Session, col, select
 
 from app.core import clock as localtime
 from app.core.db import insert_new_rows
-from app.core.jobs import background, enqueue, job_result_outcome, report_progress
+from app.core.jobs import background, enqueue, job_result_outcome, on_queue, report_progress
 from app.models.jobs import Job
 from app.models.provider import Provider
 from app.models.watch import ScheduleRun
@@ -43,6 +43,8 @@ class Schedule:
             day -= timedelta(days=7 if self.weekday is not None else 1)
         return day
 
+
+TASK_NAME = "gpuvet.schedules_tick"  # every minute: start the schedules that are due
 
 SCHEDULES = (
     Schedule("daily_checks", "watch.daily", time(3, 0)),
@@ -82,6 +84,21 @@ def tick(session: Session, now: datetime | None = None) -> list[Job]:
         started.append(job)
     started += campaigns.tick(session, now)  # peak-hour campaign windows that are due
     return started
+
+
+@on_queue
+def register_tick(huey: Any, app: Any, engine: Any) -> None:
+    """Register the minutely tick on the app's Huey (skipped while GPUVET_SCHEDULES_ENABLED is off)."""
+    from huey import crontab
+
+    settings = app.config["GPUVET_SETTINGS"]
+
+    @huey.periodic_task(crontab(minute="*"), name=TASK_NAME)
+    def schedules_tick() -> None:
+        if not settings.schedules_enabled:
+            return
+        with app.app_context(), Session(engine) as session:
+            tick(session)
 
 
 def schedule_runs(session: Session, limit: int = 20) -> list[ScheduleRun]:

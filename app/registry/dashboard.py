@@ -16,6 +16,7 @@ from sqlalchemy.orm import aliased, load_only
 from sqlmodel import Session, col, func, literal, select, union_all
 
 from app.core import clock as localtime
+from app.core import vocabulary
 from app.models import Certification, Licence, Provider
 from app.models.checks import CheckRun
 from app.models.disclosure import Invitation, InvitationStatus
@@ -26,7 +27,7 @@ from app.models.reports import ExportRecord
 from app.models.trials import BenchRun, RunState
 from app.models.watch import ChangeEvent
 
-VERDICT_LEVELS = ("fail", "needs_review", "pass", "unchecked")
+VERDICT_LEVELS = vocabulary.order("verdict_level")
 EXPIRY_STAGES = ("expired", "7", "30", "90")  # exclusive: expired, 0-7 days, 8-30, 31-90
 EXPIRY_DAYS = {"7": (0, 7), "30": (8, 30), "90": (31, 90)}
 DEFAULT_STALE_DAYS = 30

@@ -15,8 +15,8 @@ from sqlalchemy.orm import object_session, selectinload
 from sqlmodel import Session, SQLModel, col, select
 
 from app.core.errors import Conflict, InvalidInput, NotFound, ServiceError, from_validation_error
+from app.core.events import EvidenceChanged, publish
 from app.core.versions import VersionedKind, check_version, commit_versioned
-from app.credentials.rechecks import recheck
 from app.models import AuditEntry, Certification, Datacenter, Filing, Licence, Offer, Provider
 from app.models.enums import FilingKind
 from app.models.io import (
@@ -287,7 +287,9 @@ def _recheck_if_checked(session: Session, provider_id: int) -> None:
     data it is about (a provider never checked stays so until someone runs the check)."""
     checked = session.exec(select(Provider.latest_check_run_id).where(Provider.id == provider_id)).first()
     if checked is not None:
-        recheck(session, provider_id=provider_id, since=datetime.now(UTC), cause="registry edit")
+        publish(
+            session, EvidenceChanged(provider_id=provider_id, since=datetime.now(UTC), cause="registry edit")
+        )
 
 
 def build_provider(*, data: Any) -> Provider:

@@ -1,10 +1,14 @@
 """Reports: provider vetting and procurement case reports as HTML and PDF.
 
 Pipeline (each step a module with one job):
-    assemble.py       database -> JSON-plain inputs (the snapshot stored with every export)
-    sources.py        registry of optional inputs (credential checks, evidence, checklist ticks,
-                      benchmark measurements): a missing module or empty result marks the section
+    assemble.py       the canonical JSON and SHA-256 of the inputs snapshot stored with every export
+    sources.py        registry of optional inputs the domains fill (credential checks, evidence, checklist
+                      ticks, benchmark measurements): a missing module or empty result marks the section
                       "未核验 / not verified" instead of failing the report
+
+The domains gather the inputs from the database (app.credentials.report_inputs for the provider report,
+app.cases.report_inputs for the case report, each source next to the data it reads); this package imports
+none of them.
     document.py       provider inputs -> template context (claims, findings, charts, evidence index)
     case_document.py  case inputs -> template context
     recommend.py      registry of recommendation rules over the inputs
@@ -14,9 +18,9 @@ Pipeline (each step a module with one job):
     fetcher.py        the only resources the renderer may load: its font files and stylesheet
     fonts.py          the GB2312 pre-subset copy of the CJK font, built once under instance/
 
-Feeding benchmark results in (when trial-server runs exist): register a source
+Feeding benchmark results in (app.trials.report_inputs does): register a source in a domain module
 
-    @source("measurements", module="app.trials.<runs module>")
+    @source("measurements", module="app.trials.bench_runs")
     def _measurements(session, provider):
         return {
             # metric: gpu or an Offer field (intranet_gbps ...); verdict: pass | needs_review | fail

@@ -21,9 +21,9 @@ from sqlmodel import Session, col, select
 
 from app.advice.knowledge import benchmark_thresholds
 from app.core.errors import Conflict, InvalidInput, NotFound, from_validation_error
+from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue, job_cancelled, job_result_outcome, report_progress
 from app.credentials.facts import fact_source
-from app.credentials.rechecks import recheck
 from app.models import Offer
 from app.models.jobs import FINAL_STATES, Job, JobState
 from app.models.provider import utcnow
@@ -286,7 +286,10 @@ def execute_run(
     session.add(run)
     session.commit()
     if run.state == RunState.succeeded:
-        recheck(session, provider_id=run.provider_id, since=run.finished_at, cause=f"bench run {run.id}")
+        publish(
+            session,
+            EvidenceChanged(provider_id=run.provider_id, since=run.finished_at, cause=f"bench run {run.id}"),
+        )
     return run
 
 

@@ -19,8 +19,8 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.events import EvidenceChanged, publish
 from app.core.i18n import localized
-from app.credentials.rechecks import recheck
 from app.models import Offer
 from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunOrigin, RunState
@@ -228,7 +228,9 @@ def upload_output(
     session.add(_step(run, tool=tool, step=step, path=path, decoded=decoded, samples=samples))
     session.commit()
     session.refresh(run)
-    recheck(session, provider_id=run.provider_id, since=run.finished_at, cause=f"upload {run.id}")
+    publish(
+        session, EvidenceChanged(provider_id=run.provider_id, since=run.finished_at, cause=f"upload {run.id}")
+    )
     return run
 
 

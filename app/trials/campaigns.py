@@ -26,8 +26,8 @@ from sqlmodel import Session, col, select
 
 from app.core import clock as localtime
 from app.core.errors import Conflict, FieldError, InvalidInput, ServiceError, from_validation_error
+from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue
-from app.credentials.rechecks import recheck
 from app.models.campaigns import (
     OPEN_WINDOW_STATES,
     BenchCampaign,
@@ -438,7 +438,10 @@ def finish_if_complete(session: Session, campaign_id: int) -> bool:
         ),
     )
     if changed == 1:
-        recheck(session, provider_id=provider_id, since=finished_at, cause=f"campaign {campaign_id}")
+        publish(
+            session,
+            EvidenceChanged(provider_id=provider_id, since=finished_at, cause=f"campaign {campaign_id}"),
+        )
     return changed == 1
 
 

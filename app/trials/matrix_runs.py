@@ -20,8 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from sqlmodel import Session, col, select
 
 from app.core.errors import Conflict, FieldError, InvalidInput, from_validation_error
+from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue, job_cancelled, job_result_outcome, report_progress
-from app.credentials.rechecks import recheck
 from app.models import Offer
 from app.models.jobs import Job
 from app.models.provider import utcnow
@@ -355,7 +355,10 @@ def execute_matrix_run(
     kind = "ssh" if result.status == SuiteStatus.failed else None
     _finish(session, run, bench_runs.STATE_FROM_SUITE[result.status], result.error, kind)
     if run.state == RunState.succeeded:
-        recheck(session, provider_id=run.provider_id, since=run.finished_at, cause=f"bench run {run.id}")
+        publish(
+            session,
+            EvidenceChanged(provider_id=run.provider_id, since=run.finished_at, cause=f"bench run {run.id}"),
+        )
     return run
 
 

@@ -10,11 +10,11 @@ from flask import abort, flash, redirect, render_template, request, session, url
 from flask_babel import gettext as _
 from flask_login import current_user, login_required, login_user, logout_user
 
-from app import LOCALES
 from app.accounts import login_throttle, users
 from app.accounts.auth import remember_session_version
 from app.core.db import get_session
 from app.core.errors import ServiceError
+from app.core.i18n import LANGUAGES
 from app.web import bp
 
 
@@ -159,7 +159,7 @@ def logout() -> Any:
 @bp.get("/lang/<code>")
 def set_language(code: str) -> Any:
     """Remember the chosen language (zh or en) and go back to the page it was chosen on."""
-    if code not in LOCALES:
+    if code not in LANGUAGES:
         abort(404)
     session["lang"] = code
     fallback = url_for("web.providers")

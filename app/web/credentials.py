@@ -25,14 +25,14 @@ from app.models.enums import Role
 from app.models.jobs import Job, JobState
 from app.registry import providers as provider_service
 from app.vetting.findings import load_rules
-from app.web import bp
+from app.web import bp, labels
 from app.web.jobs import job_link, job_view
 from app.web.nav import provider_tab
 
 CHECK_KIND = "vetting.check"
 SEVERITY_LABELS = {"blocker": _l("阻断"), "warning": _l("警告"), "info": _l("提示")}
 SEVERITY_COLOURS = {"blocker": "danger", "warning": "warning", "info": "info"}
-VERDICT_LABELS = {"pass": _l("通过"), "needs_review": _l("需复核"), "fail": _l("不通过")}
+VERDICT_LABELS = labels.CHECK_VERDICT
 VERDICT_COLOURS = {"pass": "success", "needs_review": "warning", "fail": "danger"}
 
 

@@ -32,7 +32,7 @@ EVENT_KIND_LABELS = {
 }
 RUN_FILTER_LABELS = {
     "active": _l("排队或运行中"),
-    **{state.value: text for state, text in RUN_STATE_LABELS.items()},
+    **RUN_STATE_LABELS,
 }
 MAX_PAGE = 100_000
 
@@ -97,7 +97,7 @@ def lookup_list() -> Any:
         page=page,
         kept=kept,
         filters=values,
-        state_labels={state.value: text for state, text in LOOKUP_STATE_LABELS.items()},
+        state_labels=LOOKUP_STATE_LABELS,
         state_colours={state.value: colour for state, colour in LOOKUP_STATE_COLOURS.items()},
         kind_labels={kind.value: text for kind, text in LOOKUP_KIND_LABELS.items()},
     )
@@ -123,7 +123,7 @@ def bench_run_list() -> Any:
         kept=kept,
         filters=values,
         state_filters=RUN_FILTER_LABELS,
-        state_labels={state.value: text for state, text in RUN_STATE_LABELS.items()},
+        state_labels=RUN_STATE_LABELS,
         state_colours={state.value: colour for state, colour in RUN_STATE_COLOURS.items()},
         suite_labels=labels.BENCH_SUITE,
         all_days_url=url_for("web.bench_run_list", **{k: v for k, v in kept.items() if k != "days"}),

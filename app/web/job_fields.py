@@ -100,20 +100,14 @@ def _yes_no(value: bool) -> Any:
 
 
 def _verdict(value: Any) -> Any:
-    from app.web.credentials import VERDICT_LABELS
-
-    return VERDICT_LABELS.get(value, value)
+    return labels.CHECK_VERDICT.get(value, value)
 
 
 def _state_labels(values: dict[str, Any]) -> dict[str, Any]:
     if "run_id" in values:
-        from app.web.trials import RUN_STATE_LABELS
-
-        return RUN_STATE_LABELS
+        return labels.JOB_STATE
     if "lookup_id" in values:
-        from app.web.lookups import STATE_LABELS
-
-        return STATE_LABELS
+        return labels.LOOKUP_STATE
     return {}
 
 

@@ -19,17 +19,10 @@ from app.core.errors import Conflict, NotFound
 from app.core.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job, JobState
-from app.web import bp, job_fields
+from app.web import bp, job_fields, labels
 from app.web.nav import nav_item
 
-STATE_LABELS = {
-    JobState.queued: _l("排队中"),
-    JobState.running: _l("运行中"),
-    JobState.succeeded: _l("已完成"),
-    JobState.failed: _l("失败"),
-    JobState.cancelled: _l("已取消"),
-    JobState.interrupted: _l("已中断"),
-}
+STATE_LABELS = labels.JOB_STATE
 STATE_COLOURS = {
     JobState.queued: "secondary",
     JobState.running: "primary",
@@ -178,7 +171,7 @@ def job_list() -> Any:
 
 
 # The list's state filter: one state, or "active" (queued or running).
-STATE_FILTERS = {"active": _l("排队或运行中"), **{state.value: text for state, text in STATE_LABELS.items()}}
+STATE_FILTERS = {"active": _l("排队或运行中"), **STATE_LABELS}
 LIST_STATES = {"active": (JobState.queued.value, JobState.running.value)} | {
     state.value: (state.value,) for state in JobState
 }

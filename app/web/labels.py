@@ -46,6 +46,8 @@ GROUPS: dict[str, dict[str, Any]] = {
         "bench_check",
         "figure",
         "bench_verdict",
+        "job_state",
+        "lookup_state",
         "run_origin",
         "severity",
         "verdict",
@@ -80,6 +82,9 @@ COMMAND_ROLE = GROUPS["command_role"]
 UNIT = GROUPS["unit"]
 SEVERITY = GROUPS["severity"]
 VERDICT = GROUPS["verdict"]
+CHECK_VERDICT = {value: VERDICT[value] for value in ("pass", "needs_review", "fail")}  # a check run's
+JOB_STATE = GROUPS["job_state"]
+LOOKUP_STATE = GROUPS["lookup_state"]
 TRISTATE = {"": _l("未知"), "true": _l("是"), "false": _l("否")}
 
 # Bootstrap colour of each provider status badge.

@@ -26,19 +26,12 @@ from app.models.enums import Role
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job
 from app.registry import providers as provider_service
-from app.web import bp
+from app.web import bp, labels
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view
 from app.web.manual_records import record_by_hand, render_manual_page
 
-STATE_LABELS = {
-    LookupState.pending: _l("正在获取验证码"),
-    LookupState.awaiting_answer: _l("等待输入验证码"),
-    LookupState.checking: _l("正在查询"),
-    LookupState.completed: _l("已完成"),
-    LookupState.failed: _l("失败"),
-    LookupState.manual: _l("人工记录"),
-}
+STATE_LABELS = labels.LOOKUP_STATE
 STATE_COLOURS = {
     LookupState.pending: "secondary",
     LookupState.awaiting_answer: "info",

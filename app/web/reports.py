@@ -39,7 +39,7 @@ def _default_language() -> str:
     return locale if locale in LANGUAGES else "zh"
 
 
-# Where a provider report's snapshot keeps the shared verdict it printed (app.reports.sources "verdict").
+# Where a provider report's snapshot keeps the shared verdict it printed (app.credentials.report_inputs).
 SNAPSHOT_VERDICT = ("inputs", "sources", "verdict", "data")
 
 

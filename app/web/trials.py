@@ -25,7 +25,7 @@ from app.models.trials import AuthMethod, BenchRun, RunState, TrialServer
 from app.registry import providers as provider_service
 from app.trials import bench_runs, bench_uploads, measurements, server_addresses
 from app.trials import servers as trials
-from app.web import bp
+from app.web import bp, labels
 from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, figure, run_status
 from app.web.jobs import job_link, job_view
 from app.web.labels import label
@@ -34,14 +34,7 @@ from app.web.run_charts import run_charts, step_samples
 from benchmarks.params import SuiteParams
 from benchmarks.suites import SUITES
 
-RUN_STATE_LABELS = {
-    RunState.queued: _l("排队中"),
-    RunState.running: _l("运行中"),
-    RunState.succeeded: _l("已完成"),
-    RunState.failed: _l("失败"),
-    RunState.cancelled: _l("已取消"),
-    RunState.interrupted: _l("已中断"),
-}
+RUN_STATE_LABELS = labels.JOB_STATE
 
 
 RUN_STATE_COLOURS = {
@@ -57,7 +50,7 @@ RUN_STATE_COLOURS = {
 VERDICT_COLOURS = {"pass": "success", "warn": "warning", "fail": "danger", "info": "secondary"}
 
 
-VERDICT_LABELS = {"pass": _l("通过"), "warn": _l("警告"), "fail": _l("不通过"), "info": _l("信息")}
+VERDICT_LABELS = labels.BENCH_VERDICT
 
 
 SUITE_LABELS = {

@@ -12,12 +12,12 @@ from typing import Any
 from sqlmodel import Session, select
 
 from app.cases import cases
+from app.cases.report_inputs import case_inputs
 from app.credentials import checks
 from app.credentials.verdicts import verdicts_of
 from app.models import Offer, Provider
 from app.models.registry_version import ProviderVersion
 from app.registry.providers import create_provider
-from app.reports.assemble import case_inputs
 from app.reports.render import render_html
 from tests.cases.test_measured_offers import (
     OFFER,

@@ -12,11 +12,12 @@ from sqlmodel import Session, select
 from app.core.errors import InvalidInput, NotFound
 from app.credentials import compare_runs
 from app.credentials import report_exports as report_service
+from app.credentials.report_inputs import provider_inputs
 from app.models.checks import CheckRun, StoredFinding
 from app.models.reports import ExportRecord
 from app.models.watch import ChangeEvent
 from app.registry import providers
-from app.reports.assemble import provider_inputs, snapshot_sha256
+from app.reports.assemble import snapshot_sha256
 from tests.web.conftest import provider_data
 
 NOW = datetime.now(UTC)

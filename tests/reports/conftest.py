@@ -229,7 +229,7 @@ def unavailable() -> dict[str, dict[str, Any]]:
 
 
 def make_inputs(**overrides: Any) -> dict[str, Any]:
-    """Report inputs shaped like app.reports.assemble.provider_inputs, changed by `overrides`."""
+    """Report inputs shaped like app.credentials.report_inputs.provider_inputs, changed by `overrides`."""
     inputs = {
         "schema": "gpuvet-provider-report/1",
         "today": "2026-03-02",

@@ -215,12 +215,12 @@ def test_case_report_has_answers_arithmetic_ranking_checklist_and_faq(session, r
 
 
 def test_a_case_report_keeps_and_lists_the_leading_offers_and_counts_the_rest(session, renderer, monkeypatch):
-    from app.cases import cases
+    from app.cases import cases, report_inputs
     from app.registry.demo import load_demo
-    from app.reports import assemble, case_document
+    from app.reports import case_document
     from tests.cases.conftest import example
 
-    monkeypatch.setattr(assemble, "CASE_REPORT_OFFERS", 2)
+    monkeypatch.setattr(report_inputs, "CASE_REPORT_OFFERS", 2)
     monkeypatch.setattr(case_document, "MAX_EXCLUDED", 1)
     load_demo(session)
     case = cases.create_case(

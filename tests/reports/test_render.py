@@ -151,7 +151,12 @@ def test_findings_with_evidence_and_verdict(renderer):
     findings = text[text.index("2 核查发现") : text.index("3 标称与实测")]
     # most severe first, with how to verify and the evidence reference
     assert findings.index("许可证不含 B11") < findings.index("机房所在省份不在")
-    assert "严重" in findings and "警告" in findings and "E1" in findings
+    assert (
+        "阻断" in findings
+        and "严重" not in findings.replace("严重程度", "")
+        and "警告" in findings
+        and "E1" in findings
+    )
     assert "在工信部系统查询" in squash(findings) and "核对许可证附件中的覆盖地区" in squash(findings)
     # the licence row's check-result cell carries its finding; other numbers show none
     licence_row = BeautifulSoup(html, "html.parser").select("#licences tbody tr")[0]

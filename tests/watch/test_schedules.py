@@ -11,7 +11,6 @@ import pytest
 from sqlmodel import Session, func, select
 
 from app.core import clock as localtime
-from app.core.jobs import SCHEDULE_TASK_NAME
 from app.models.checks import CheckRun
 from app.models.jobs import Job, JobState
 from app.models.watch import ChangeEvent, ScheduleRun
@@ -75,7 +74,7 @@ def _wait(app, log: Path, done) -> None:
 def _ticks(log: Path) -> int:
     """How many schedule ticks the worker log shows as executed (one per worker start here)."""
     return (
-        len(re.findall(rf"{re.escape(SCHEDULE_TASK_NAME)}: \S+ executed", log.read_text()))
+        len(re.findall(rf"{re.escape(schedules.TASK_NAME)}: \S+ executed", log.read_text()))
         if log.exists()
         else 0
     )
