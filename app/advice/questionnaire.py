@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flask_babel import get_locale
 from flask_babel import gettext as _
 from pydantic import ValidationError
 
@@ -27,6 +26,7 @@ from app.advice.answers import (
 from app.advice.knowledge import assumptions, load
 from app.advice.numbers import fmt
 from app.advice.requirements import storage_name
+from app.core.i18n import current_language
 from app.models.fields import blank_to_none
 
 Raw = dict[str, Any]
@@ -137,10 +137,6 @@ class Derived:
     basis: str
 
 
-def _lang() -> str:
-    return "en" if str(get_locale() or "zh").startswith("en") else "zh"
-
-
 def _rounded(value: float) -> float | int:
     """Three significant figures, as an input shows it (an integer when whole)."""
     rounded = float(f"{value:.3g}")
@@ -215,7 +211,7 @@ def _checkpoint_defaults(raw: Raw, shown: dict[str, Any]) -> dict[str, Derived]:
             _(
                 "按检查点大小推算：%(size)s GB 以%(storage)s的典型写速 %(rate)s MB/s 写完约需 %(stall)s 秒",
                 size=fmt(size_gb),
-                storage=storage_name(storage, _lang()),
+                storage=storage_name(storage, current_language()),
                 rate=fmt(rate),
                 stall=fmt(stall),
             ),
