@@ -124,6 +124,20 @@ class Findings:
         """Record a problem worth a look that does not make the identifier invalid."""
         self.problems.append(message(key, **values))
 
+    def identifier(
+        self, text: str, kind: Kind, normalized: str, parts: dict[str, Any], province: Province | None
+    ) -> Identifier:
+        """The Identifier of a checked number: valid unless an error was recorded, with the problems found."""
+        return Identifier(
+            input=text,
+            kind=kind,
+            normalized=normalized,
+            valid=not self.has_error,
+            problems=self.problems,
+            parts=parts,
+            **province_fields(province),
+        )
+
 
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\u2796\u2e3a\u2e3b\ufe58\ufe63\uff0d\u30fc\uff70"
 

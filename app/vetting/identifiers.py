@@ -29,7 +29,6 @@ from app.vetting.identifier_common import (
     message,
     normalize_text,
     not_this_kind,
-    province_fields,
     scan_text,
 )
 from app.vetting.uscc import build_uscc, parse_uscc
@@ -102,6 +101,16 @@ def _report_prefix(prefix: str, findings: Findings, unknown_key: str) -> None:
         findings.error(unknown_key, prefix=prefix)
 
 
+def _parse_matched(
+    text: str, full: re.Pattern[str], kind: Kind, build: Callable[[str, re.Match[str]], Identifier]
+) -> Identifier:
+    """Parse text as `kind`: build the Identifier of its number, or say it is not one ("not_<kind>")."""
+    match = match_number(text, full, kind)
+    if match is None:
+        return not_this_kind(text, kind, f"not_{kind}")
+    return build(text, match)
+
+
 def _build_licence(text: str, match: re.Match[str]) -> Identifier:
     """Return the Identifier for a matched licence number."""
     findings = Findings()
@@ -125,23 +134,12 @@ def _build_licence(text: str, match: re.Match[str]) -> Identifier:
         "foreign_invested": foreign,
         "issuer_level": "provincial" if abbreviation else "ministry",
     }
-    return Identifier(
-        input=text,
-        kind="licence",
-        normalized=f"{prefix}{'.'.join(categories)}-{digits}",
-        valid=not findings.has_error,
-        problems=findings.problems,
-        parts=parts,
-        **province_fields(province),
-    )
+    return findings.identifier(text, "licence", f"{prefix}{'.'.join(categories)}-{digits}", parts, province)
 
 
 def parse_licence(text: str) -> Identifier:
     """Parse a value-added telecom licence number such as "京B2-20202418"."""
-    match = match_number(text, LICENCE_FULL, "licence")
-    if match is None:
-        return not_this_kind(text, "licence", "not_licence")
-    return _build_licence(text, match)
+    return _parse_matched(text, LICENCE_FULL, "licence", _build_licence)
 
 
 def _prefixed_province(
@@ -202,23 +200,12 @@ def _build_icp_filing(text: str, match: re.Match[str]) -> Identifier:
         "entity_number": entity,
         "service_number": service,
     }
-    return Identifier(
-        input=text,
-        kind="icp_filing",
-        normalized=service or entity,
-        valid=not findings.has_error,
-        problems=findings.problems,
-        parts=parts,
-        **province_fields(province),
-    )
+    return findings.identifier(text, "icp_filing", service or entity, parts, province)
 
 
 def parse_icp_filing(text: str) -> Identifier:
     """Parse an ICP filing number such as "京ICP备10046444号-9"."""
-    match = match_number(text, ICP_FILING_FULL, "icp_filing")
-    if match is None:
-        return not_this_kind(text, "icp_filing", "not_icp_filing")
-    return _build_icp_filing(text, match)
+    return _parse_matched(text, ICP_FILING_FULL, "icp_filing", _build_icp_filing)
 
 
 def _build_icp_licence(text: str, match: re.Match[str]) -> Identifier:
@@ -230,15 +217,7 @@ def _build_icp_licence(text: str, match: re.Match[str]) -> Identifier:
     )
     if len(digits) != 6:
         findings.error("icp_licence_digits_length", length=len(digits))
-    return Identifier(
-        input=text,
-        kind="icp_licence",
-        normalized=f"{prefix}ICP证{digits}号",
-        valid=not findings.has_error,
-        problems=findings.problems,
-        parts={"serial": digits},
-        **province_fields(province),
-    )
+    return findings.identifier(text, "icp_licence", f"{prefix}ICP证{digits}号", {"serial": digits}, province)
 
 
 def parse_icp_licence(text: str) -> Identifier:
@@ -281,23 +260,18 @@ def _build_psb(text: str, match: re.Match[str]) -> Identifier:
     if len(digits) != 14:
         findings.error("psb_digits_length", length=len(digits))
     coded = _check_psb_code(digits, prefix, province, findings)
-    return Identifier(
-        input=text,
-        kind="psb_filing",
-        normalized=f"{prefix}公网安备{digits}号",
-        valid=not findings.has_error,
-        problems=findings.problems,
-        parts={"division_code": digits[:6], "serial": digits[6:]},
-        **province_fields(province or coded),
+    return findings.identifier(
+        text,
+        "psb_filing",
+        f"{prefix}公网安备{digits}号",
+        {"division_code": digits[:6], "serial": digits[6:]},
+        province or coded,
     )
 
 
 def parse_psb_filing(text: str) -> Identifier:
     """Parse a public-security filing number such as "京公网安备11010802032137号"."""
-    match = match_number(text, PSB_FULL, "psb_filing")
-    if match is None:
-        return not_this_kind(text, "psb_filing", "not_psb_filing")
-    return _build_psb(text, match)
+    return _parse_matched(text, PSB_FULL, "psb_filing", _build_psb)
 
 
 _PARSERS: dict[str, Callable[[str], Identifier]] = {

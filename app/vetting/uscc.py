@@ -12,7 +12,6 @@ from app.vetting.identifier_common import (
     Identifier,
     clean,
     not_this_kind,
-    province_fields,
 )
 
 REGISTRATION_AUTHORITIES: dict[str, str] = {
@@ -127,15 +126,7 @@ def build_uscc(text: str, code: str) -> Identifier:
         "division_code": division,
         "org_code": code[8:17],
     }
-    return Identifier(
-        input=text,
-        kind="uscc",
-        normalized=code,
-        valid=not findings.has_error,
-        problems=findings.problems,
-        parts=parts,
-        **province_fields(province),
-    )
+    return findings.identifier(text, "uscc", code, parts, province)
 
 
 def parse_uscc(text: str) -> Identifier:
