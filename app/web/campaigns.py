@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort, flash, redirect, render_template, request, url_for
+from flask import flash, redirect, render_template, request, url_for
 from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
@@ -13,16 +13,17 @@ from flask_login import current_user
 from app.accounts.auth import role_required
 from app.core import clock as localtime
 from app.core.db import get_session
-from app.core.errors import Conflict, InvalidInput, NotFound
-from app.models.campaigns import BenchCampaign, CampaignWindow
+from app.core.errors import Conflict, InvalidInput
+from app.models.campaigns import CampaignWindow
 from app.models.enums import Role
 from app.models.jobs import Job
 from app.registry import providers as provider_service
 from app.reports.charts import Series, bar_chart, render_svg
-from app.trials import campaign_reads, campaigns
+from app.trials import campaign_reads, campaigns, servers
 from app.web import bp
 from app.web.jobs import job_link
 from app.web.labels import number
+from app.web.missing import or_404
 
 CAMPAIGN_STATES = {
     "active": (_l("进行中"), "primary"),
@@ -51,13 +52,6 @@ VERDICTS = {
     "info": (_l("数据不足，无法判定"), "secondary"),
 }
 FORM_FIELDS = ("days", "peak", "offpeak")
-
-
-def _campaign_or_404(campaign_id: int) -> BenchCampaign:
-    try:
-        return campaign_reads.get_campaign(get_session(), campaign_id=campaign_id)
-    except NotFound:
-        abort(404)
 
 
 def _window_link(job: Job) -> str | None:
@@ -98,27 +92,18 @@ def _form_page(server: Any, values: dict[str, Any], errors: dict[str, str], stat
     return page, status
 
 
-def _server_or_404(server_id: int) -> Any:
-    from app.trials.servers import get_server
-
-    try:
-        return get_server(get_session(), server_id=server_id)
-    except NotFound:
-        abort(404)
-
-
 @bp.get("/trial-servers/<int(max=2147483647):server_id>/campaigns/new")
 @role_required(Role.analyst)
 def campaign_new(server_id: int) -> Any:
     """The form to plan a campaign on a trial server."""
-    return _form_page(_server_or_404(server_id), campaign_form_defaults(), {}, 200)
+    return _form_page(or_404(servers.get_server, server_id=server_id), campaign_form_defaults(), {}, 200)
 
 
 @bp.post("/trial-servers/<int(max=2147483647):server_id>/campaigns")
 @role_required(Role.analyst)
 def campaign_create(server_id: int) -> Any:
     """Plan a campaign; its windows start from the periodic tick."""
-    server = _server_or_404(server_id)
+    server = or_404(servers.get_server, server_id=server_id)
     values = {name: request.form.get(name, "").strip() for name in FORM_FIELDS}
     try:
         campaign = campaigns.create_campaign(
@@ -187,9 +172,9 @@ def _window_median(window: CampaignWindow) -> str:
 @role_required(Role.viewer)
 def campaign(campaign_id: int) -> Any:
     """A campaign: windows, peak versus off-peak figures, throughput by hour, verdict."""
-    found = _campaign_or_404(campaign_id)
+    found = or_404(campaign_reads.get_campaign, campaign_id=campaign_id)
     session = get_session()
-    server = _server_or_404(found.trial_server_id)
+    server = or_404(servers.get_server, server_id=found.trial_server_id)
     provider = provider_service.get_provider(session, provider_id=found.provider_id)
     windows = campaign_reads.windows_of(session, campaign_id=found.id)
     outcome = campaign_reads.current_outcome(session, found)
@@ -220,7 +205,7 @@ def campaign(campaign_id: int) -> Any:
 @role_required(Role.analyst)
 def campaign_cancel(campaign_id: int) -> Any:
     """Cancel the planned windows and stop a running one."""
-    _campaign_or_404(campaign_id)
+    or_404(campaign_reads.get_campaign, campaign_id=campaign_id)
     try:
         campaigns.cancel_campaign(get_session(), campaign_id=campaign_id)
     except Conflict as exc:

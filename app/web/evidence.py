@@ -22,7 +22,7 @@ from app.accounts.auth import role_required
 from app.core import clock as localtime
 from app.core import jobs
 from app.core.db import get_session
-from app.core.errors import InvalidInput, NotFound
+from app.core.errors import InvalidInput
 from app.core.limits import parse_id
 from app.credentials import evidence as service
 from app.credentials import footer_manual, manual_lookups
@@ -35,6 +35,7 @@ from app.web import bp, labels
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view
 from app.web.manual_records import record_by_hand, render_manual_page
+from app.web.missing import or_404
 from app.web.nav import provider_tab
 from scrapers.official import sniff_image
 
@@ -203,13 +204,6 @@ def evidence_refs(items: Any) -> list[EvidenceRef]:
     return shown
 
 
-def _evidence_or_404(evidence_id: int, *, with_body: bool = True) -> Evidence:
-    try:
-        return service.get_evidence(get_session(), evidence_id=evidence_id, with_body=with_body)
-    except NotFound:
-        abort(404)
-
-
 def _footer_jobs(session: Session, provider_id: int) -> list[dict[str, Any]]:
     active = jobs.recent_jobs(
         session, provider_id=provider_id, kind=FOOTER_JOB, states=(JobState.queued, JobState.running), limit=3
@@ -363,7 +357,7 @@ def _preview(evidence: Evidence) -> dict[str, Any]:
 @role_required(Role.viewer)
 def evidence_detail(evidence_id: int) -> Any:
     """One piece of evidence: metadata, hash, what was read from it, and its content as escaped text."""
-    evidence = _evidence_or_404(evidence_id)
+    evidence = or_404(service.get_evidence, evidence_id=evidence_id)
     session = get_session()
     provider = session.get(Provider, evidence.provider_id) if evidence.provider_id else None
     children, _total = (
@@ -395,7 +389,7 @@ def _locked_down(response: Response) -> Response:
 @role_required(Role.viewer)
 def evidence_download(evidence_id: int) -> Any:
     """The stored bytes as an attachment (never rendered by the browser)."""
-    evidence = _evidence_or_404(evidence_id)
+    evidence = or_404(service.get_evidence, evidence_id=evidence_id)
     response = Response(evidence.body, mimetype="application/octet-stream")
     name = f"evidence-{evidence.id}-{evidence.sha256[:12]}.bin"
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
@@ -406,7 +400,7 @@ def evidence_download(evidence_id: int) -> Any:
 @role_required(Role.viewer)
 def evidence_image(evidence_id: int) -> Any:
     """Stored bytes that are a PNG/JPEG/GIF/WebP picture (e.g. a captcha), served as that image type."""
-    evidence = _evidence_or_404(evidence_id)
+    evidence = or_404(service.get_evidence, evidence_id=evidence_id)
     content_type = sniff_image(evidence.body)
     if content_type is None:
         abort(404)

@@ -14,11 +14,11 @@ from flask_login import current_user
 from app.accounts import users
 from app.accounts.auth import role_required
 from app.core.db import get_session
-from app.core.errors import ServiceError
 from app.core.limits import MAX_ID
 from app.models.enums import Role
 from app.notify import watches as notifications
 from app.web import bp
+from app.web.missing import or_404
 
 logger = logging.getLogger(__name__)
 PAGE_SIZE = 30
@@ -103,9 +103,6 @@ def inbox_mark_read() -> Any:
 def inbox_open(item_id: int) -> Any:
     """Mark one item read and go to its provider's page."""
     session = get_session()
-    try:
-        item = notifications.open_item(session, current_user.id, item_id)
-    except ServiceError:
-        abort(404)
+    item = or_404(notifications.open_item, user_id=current_user.id, item_id=item_id)
     event = notifications.event_of(session, item)
     return redirect(url_for("web.provider_detail", provider_id=event.provider_id))

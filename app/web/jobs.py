@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from flask import abort, flash, jsonify, redirect, render_template, request, url_for
+from flask import flash, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -15,11 +15,12 @@ from app.accounts.auth import role_required
 from app.core import clock as localtime
 from app.core import jobs
 from app.core.db import get_session
-from app.core.errors import Conflict, NotFound
+from app.core.errors import Conflict
 from app.core.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job, JobState
 from app.web import bp, job_fields, labels
+from app.web.missing import or_404
 from app.web.nav import nav_item
 
 STATE_LABELS = labels.JOB_STATE
@@ -132,13 +133,6 @@ def job_view(job: Job) -> dict[str, Any]:
     }
 
 
-def _job_or_404(job_id: int) -> Job:
-    try:
-        return jobs.get_job(get_session(), job_id=job_id)
-    except NotFound:
-        abort(404)
-
-
 nav_item("web.job_list", _l("后台任务"), order=80, active=("web.job_detail",))
 
 
@@ -199,7 +193,7 @@ def job_filters(args: Any) -> tuple[dict[str, Any], dict[str, list[str]], dict[s
 @role_required(Role.viewer)
 def job_detail(job_id: int) -> Any:
     """One job: state, progress, error or result; updates itself while it runs."""
-    job = _job_or_404(job_id)
+    job = or_404(jobs.get_job, job_id=job_id)
     return render_template(
         "jobs/detail.html",
         job=job_view(job),
@@ -215,7 +209,7 @@ def job_detail(job_id: int) -> Any:
 @role_required(Role.viewer)
 def job_json(job_id: int) -> Any:
     """The job's state as JSON, for polling."""
-    response = jsonify(job_view(_job_or_404(job_id)))
+    response = jsonify(job_view(or_404(jobs.get_job, job_id=job_id)))
     response.headers["Cache-Control"] = "no-store"
     return response
 
@@ -224,7 +218,7 @@ def job_json(job_id: int) -> Any:
 @role_required(Role.analyst)
 def job_cancel(job_id: int) -> Any:
     """Cancel a queued job, or ask a running one to stop."""
-    _job_or_404(job_id)
+    or_404(jobs.get_job, job_id=job_id)
     try:
         job = jobs.cancel(get_session(), job_id)
     except Conflict as exc:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import abort, current_app, flash, redirect, render_template, request, url_for
+from flask import current_app, flash, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -18,7 +18,7 @@ from sqlmodel import Session
 
 from app.accounts.auth import role_required
 from app.core.db import get_session
-from app.core.errors import Conflict, InvalidInput, NotFound
+from app.core.errors import Conflict, InvalidInput
 from app.credentials import lookups as service
 from app.credentials import manual_lookups
 from app.models import Provider
@@ -30,6 +30,7 @@ from app.web import bp, labels
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view
 from app.web.manual_records import record_by_hand, render_manual_page
+from app.web.missing import or_404
 
 STATE_LABELS = labels.LOOKUP_STATE
 STATE_COLOURS = {
@@ -159,13 +160,6 @@ def provider_lookup_start(provider_id: int) -> Any:
     return redirect(url_for("web.lookup_detail", lookup_id=lookup.id))
 
 
-def _lookup_or_404(lookup_id: int) -> Lookup:
-    try:
-        return service.get_lookup(get_session(), lookup_id=lookup_id)
-    except NotFound:
-        abort(404)
-
-
 def _render_detail(lookup: Lookup, *, error: str | None = None, status: int = 200) -> Any:
     session = get_session()
     provider = session.get(Provider, lookup.provider_id)
@@ -189,14 +183,14 @@ def _render_detail(lookup: Lookup, *, error: str | None = None, status: int = 20
 @role_required(Role.viewer)
 def lookup_detail(lookup_id: int) -> Any:
     """A lookup's state: the captcha to answer, the progress, or the result."""
-    return _render_detail(_lookup_or_404(lookup_id))
+    return _render_detail(or_404(service.get_lookup, lookup_id=lookup_id))
 
 
 @bp.post("/lookups/<int:lookup_id>/answer")
 @role_required(Role.analyst)
 def lookup_answer(lookup_id: int) -> Any:
     """Take the captcha answer (typed, or the x of a click on the picture) and run the lookup."""
-    lookup = _lookup_or_404(lookup_id)
+    lookup = or_404(service.get_lookup, lookup_id=lookup_id)
     answer = request.form.get("answer", "").strip() or request.form.get("pt.x", "")
     try:
         service.submit_answer(get_session(), lookup_id=lookup_id, answer=answer, user=current_user)
@@ -213,7 +207,7 @@ def lookup_answer(lookup_id: int) -> Any:
 @role_required(Role.analyst)
 def lookup_retry(lookup_id: int) -> Any:
     """Fetch a new captcha for a failed lookup."""
-    _lookup_or_404(lookup_id)
+    or_404(service.get_lookup, lookup_id=lookup_id)
     try:
         service.retry_lookup(
             get_session(), lookup_id=lookup_id, user=current_user, max_failures=_max_failures()

@@ -34,6 +34,7 @@ from app.registry.transfer.report import ImportProblem, ImportReport
 from app.web import bp
 from app.web.jobs import job_link, job_view
 from app.web.labels import COLLECTION, field_label, value_label
+from app.web.missing import or_404
 from app.web.nav import nav_item
 
 # Problems and changed providers shown on the page at most; the rest are counted.
@@ -109,10 +110,7 @@ def _import_job(job_id: str) -> Any:
     number = parse_id(job_id)
     if number is None:
         abort(404)
-    try:
-        job = jobs.get_job(get_session(), job_id=number)
-    except NotFound:
-        abort(404)
+    job = or_404(jobs.get_job, job_id=number)
     if job.kind != IMPORT_KIND:
         abort(404)
     return job

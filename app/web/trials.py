@@ -14,7 +14,7 @@ from flask_login import current_user
 from app.accounts.auth import role_required
 from app.advice.figure_names import figure_name
 from app.core.db import get_session
-from app.core.errors import Conflict, InvalidInput, NotFound, ServiceError
+from app.core.errors import Conflict, InvalidInput, ServiceError
 from app.core.i18n import current_language
 from app.core.limits import parse_id
 from app.core.request_files import uploaded_file
@@ -29,6 +29,7 @@ from app.web import bp, labels
 from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, figure, run_status
 from app.web.jobs import job_link, job_view
 from app.web.labels import label
+from app.web.missing import or_404
 from app.web.nav import provider_tab
 from app.web.run_charts import run_charts, step_samples
 from benchmarks.params import SuiteParams
@@ -103,20 +104,6 @@ def _policy() -> Any:
 
 def _user() -> Any:
     return current_user._get_current_object()  # type: ignore[attr-defined]
-
-
-def _server_or_404(server_id: int) -> TrialServer:
-    try:
-        return trials.get_server(get_session(), server_id=server_id)
-    except NotFound:
-        abort(404)
-
-
-def _run_or_404(run_id: int) -> BenchRun:
-    try:
-        return bench_runs.get_run(get_session(), run_id=run_id)
-    except NotFound:
-        abort(404)
 
 
 def _run_link(job: Job) -> str | None:
@@ -286,7 +273,7 @@ def trial_server_new(provider_id: int) -> Any:
 @role_required(Role.analyst)
 def trial_server_edit(server_id: int) -> Any:
     """Change a trial server (blank secrets keep the stored ones)."""
-    server = _server_or_404(server_id)
+    server = or_404(trials.get_server, server_id=server_id)
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=server.provider_id)
     if request.method == "GET":
@@ -308,7 +295,7 @@ def trial_server_edit(server_id: int) -> Any:
 @role_required(Role.admin)
 def trial_server_delete(server_id: int) -> Any:
     """Delete a trial server and its runs."""
-    server = _server_or_404(server_id)
+    server = or_404(trials.get_server, server_id=server_id)
     provider_id = server.provider_id
     trials.delete_server(get_session(), server_id=server_id)
     flash(_("已删除试用服务器"), "info")
@@ -367,11 +354,11 @@ def _server_page(server: TrialServer, *, run_errors=None, run_values=None):
 @role_required(Role.viewer)
 def trial_server(server_id: int) -> Any:
     """A trial server: connection, host key, start a run, its runs."""
-    return _server_page(_server_or_404(server_id))
+    return _server_page(or_404(trials.get_server, server_id=server_id))
 
 
 def _start_server_job(server_id: int, kind: str, started: str) -> Any:
-    _server_or_404(server_id)
+    or_404(trials.get_server, server_id=server_id)
     try:
         trials.start_server_job(get_session(), server_id=server_id, kind=kind, user=_user(), policy=_policy())
     except InvalidInput as exc:
@@ -399,7 +386,7 @@ def trial_server_check(server_id: int) -> Any:
 @role_required(Role.analyst)
 def trial_server_pin_key(server_id: int) -> Any:
     """Pin the fingerprint the analyst confirmed."""
-    _server_or_404(server_id)
+    or_404(trials.get_server, server_id=server_id)
     try:
         trials.pin_host_key(
             get_session(),
@@ -418,7 +405,7 @@ def trial_server_pin_key(server_id: int) -> Any:
 @role_required(Role.analyst)
 def trial_server_start(server_id: int) -> Any:
     """Start a suite on the job queue and go to the run's page, which follows it live."""
-    server = _server_or_404(server_id)
+    server = or_404(trials.get_server, server_id=server_id)
     values = {name: request.form.get(name, "") for name in RUN_FIELDS}
     params = {name: value for name, value in values.items() if value.strip()}
     try:
@@ -458,7 +445,7 @@ def _live(run: BenchRun) -> tuple[list[Any], dict[str, Any], dict[str, Any] | No
 @role_required(Role.viewer)
 def bench_run(run_id: int) -> Any:
     """One run: live status while it runs; steps, claims versus measurements, charts, raw outputs."""
-    run = _run_or_404(run_id)
+    run = or_404(bench_runs.get_run, run_id=run_id)
     session = get_session()
     server = trials.get_server(session, server_id=run.trial_server_id) if run.trial_server_id else None
     provider = provider_service.get_provider(session, provider_id=run.provider_id)
@@ -489,7 +476,7 @@ def bench_run(run_id: int) -> Any:
 @role_required(Role.viewer)
 def bench_run_status(run_id: int) -> Any:
     """What the run page polls: its job's view (as /jobs/<id>.json) with the run's live status under "run"."""
-    run = _run_or_404(run_id)
+    run = or_404(bench_runs.get_run, run_id=run_id)
     _steps, status, job = _live(run)
     response = jsonify({**(job or {"final": run.finished}), "run": status})
     response.headers["Cache-Control"] = "no-store"
@@ -514,7 +501,7 @@ def _other_runs(run: BenchRun) -> list[BenchRun]:
 @role_required(Role.analyst)
 def bench_run_cancel(run_id: int) -> Any:
     """Cancel a queued run, or ask a running one to stop."""
-    _run_or_404(run_id)
+    or_404(bench_runs.get_run, run_id=run_id)
     try:
         bench_runs.cancel_run(get_session(), run_id=run_id)
     except Conflict as exc:
@@ -531,7 +518,7 @@ def bench_compare() -> Any:
     asked = [request.args.get(name, "") for name in ("a", "b")]
     if not all(parse_id(value) for value in asked):
         abort(400, description=_("请选择两次测试：a 与 b 须为测试编号"))
-    runs = [_run_or_404(int(value)) for value in asked]
+    runs = [or_404(bench_runs.get_run, run_id=int(value)) for value in asked]
     rows = bench_runs.compare_runs(get_session(), run_ids=[run.id for run in runs])
     for row in rows:
         kind = "storage_class" if row["metric"] == "storage_class" else None
