@@ -56,6 +56,38 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "info": ("信息", "Info"),
     },
     # unordered kinds: shown in this order in choices
+    "not_sure": {  # a questionnaire's "unknown" answer: the provider is not sure
+        "unknown": ("不确定", "Not sure"),
+    },
+    "datacenter_tier": {
+        "tier1": ("Tier I", "Tier I"),
+        "tier2": ("Tier II", "Tier II"),
+        "tier3": ("Tier III", "Tier III"),
+        "tier4": ("Tier IV", "Tier IV"),
+        "gb_a": ("GB 50174 A 级", "GB 50174 class A"),
+        "gb_b": ("GB 50174 B 级", "GB 50174 class B"),
+        "gb_c": ("GB 50174 C 级", "GB 50174 class C"),
+    },
+    "power_redundancy": {
+        "n": ("N", "N"),
+        "n+1": ("N+1", "N+1"),
+        "2n": ("2N", "2N"),
+        "2n+1": ("2N+1", "2N+1"),
+    },
+    "storage_location": {
+        "local_nvme": ("本地 NVMe", "Local NVMe"),
+        "network": ("网络存储", "Network storage"),
+        "both": ("两者都有", "Both"),
+    },
+    "raid": {
+        "none": ("无 RAID", "No RAID"),
+        "raid0": ("RAID 0", "RAID 0"),
+        "raid1": ("RAID 1", "RAID 1"),
+        "raid5": ("RAID 5", "RAID 5"),
+        "raid6": ("RAID 6", "RAID 6"),
+        "raid10": ("RAID 10", "RAID 10"),
+        "other": ("其他", "Other"),
+    },
     "provider_status": {
         "candidate": ("候选", "Candidate"),
         "approved": ("已批准", "Approved"),

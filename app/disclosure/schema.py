@@ -18,8 +18,10 @@ from typing import Any, Literal, Optional
 from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.core import vocabulary
+from app.core.i18n import LANGUAGES, current_language
 from app.disclosure.identifier_fields import parse_identifier, parse_uscc_text
-from app.models.enums import BandwidthType, CertificationKind, FilingKind, OfferKind, RdmaType, StorageType
+from app.models.enums import FilingKind, StorageType
 from app.models.fields import (
     MultiLine,
     SingleLine,
@@ -283,6 +285,15 @@ class FieldSpec:
         """The label in the current language."""
         return _(self.zh)
 
+    def choice_labels(self) -> list[tuple[str, str]]:
+        """(value, label in the current language) of each choice (app.core.vocabulary's wording)."""
+        index = LANGUAGES.index(current_language())
+        return [(value, (zh, en)[index]) for value, zh, en in self.choices]
+
+    def choice_label(self, value: Any) -> Any:
+        """The label of a chosen value in the current language; a value not among the choices as it is."""
+        return dict(self.choice_labels()).get(getattr(value, "value", value), value)
+
 
 @dataclass(frozen=True)
 class SectionSpec:
@@ -304,86 +315,24 @@ class SectionSpec:
         return next(spec for spec in self.fields if spec.name == name)
 
 
-def _choices(*items: tuple[str, str, str]) -> tuple[tuple[str, str, str], ...]:
-    return tuple(items)
+def _choices(kind: str, *values: str) -> tuple[tuple[str, str, str], ...]:
+    """(value, zh, en) of a vocabulary kind's values (all, or these, in order); "unknown" reads "not sure"."""
+    return tuple(
+        (value, *vocabulary.LABELS["not_sure" if value == "unknown" else kind][value])
+        for value in values or vocabulary.order(kind)
+    )
 
 
-_CERT_KINDS = _choices(
-    (CertificationKind.iso27001.value, "ISO/IEC 27001", "ISO/IEC 27001"),
-    (CertificationKind.dengbao.value, "等保（网络安全等级保护）", "MLPS (Dengbao)"),
-    (CertificationKind.iso9001.value, "ISO 9001", "ISO 9001"),
-    (CertificationKind.other.value, "其他", "Other"),
-)
-
-
-_FILING_KINDS = _choices(
-    (FilingKind.icp_filing.value, "ICP 备案", "ICP filing"),
-    (FilingKind.icp_licence.value, "ICP 证", "ICP licence"),
-    (FilingKind.psb_filing.value, "公网安备", "Public security filing"),
-)
-
-
-_TIERS = _choices(
-    ("tier1", "Tier I", "Tier I"),
-    ("tier2", "Tier II", "Tier II"),
-    ("tier3", "Tier III", "Tier III"),
-    ("tier4", "Tier IV", "Tier IV"),
-    ("gb_a", "GB 50174 A 级", "GB 50174 class A"),
-    ("gb_b", "GB 50174 B 级", "GB 50174 class B"),
-    ("gb_c", "GB 50174 C 级", "GB 50174 class C"),
-)
-
-
-_REDUNDANCY = _choices(("n", "N", "N"), ("n+1", "N+1", "N+1"), ("2n", "2N", "2N"), ("2n+1", "2N+1", "2N+1"))
-
-
-_OFFER_KINDS = _choices(
-    (OfferKind.bare_metal.value, "裸金属", "Bare metal"),
-    (OfferKind.cloud_instance.value, "云主机", "Cloud instance"),
-    (OfferKind.colocation.value, "托管", "Colocation"),
-)
-
-
-_RDMA = _choices(
-    (RdmaType.none.value, "无", "None"),
-    (RdmaType.roce.value, "RoCE", "RoCE"),
-    (RdmaType.infiniband.value, "InfiniBand", "InfiniBand"),
-)
-
-
-_BANDWIDTH = _choices(
-    (BandwidthType.dedicated.value, "独享", "Dedicated"),
-    (BandwidthType.shared.value, "共享", "Shared"),
-    (BandwidthType.unknown.value, "不确定", "Not sure"),
-)
-
-
-_STORAGE_TYPES = _choices(
-    (StorageType.local_nvme.value, "本地 NVMe", "Local NVMe"),
-    (StorageType.local_sata_ssd.value, "本地 SATA SSD", "Local SATA SSD"),
-    (StorageType.cloud_disk.value, "云盘", "Cloud disk"),
-    (StorageType.nfs.value, "NFS", "NFS"),
-    (StorageType.parallel_fs.value, "并行文件系统", "Parallel file system"),
-    (StorageType.unknown.value, "不确定", "Not sure"),
-)
-
-
-_LOCATIONS = _choices(
-    ("local_nvme", "本地 NVMe", "Local NVMe"),
-    ("network", "网络存储", "Network storage"),
-    ("both", "两者都有", "Both"),
-)
-
-
-_RAID = _choices(
-    ("none", "无 RAID", "No RAID"),
-    ("raid0", "RAID 0", "RAID 0"),
-    ("raid1", "RAID 1", "RAID 1"),
-    ("raid5", "RAID 5", "RAID 5"),
-    ("raid6", "RAID 6", "RAID 6"),
-    ("raid10", "RAID 10", "RAID 10"),
-    ("other", "其他", "Other"),
-)
+_CERT_KINDS = _choices("certification_kind", "iso27001", "dengbao", "iso9001", "other")
+_FILING_KINDS = _choices("filing_kind")
+_TIERS = _choices("datacenter_tier")
+_REDUNDANCY = _choices("power_redundancy")
+_OFFER_KINDS = _choices("offer_kind")
+_RDMA = _choices("rdma_type")
+_BANDWIDTH = _choices("bandwidth_type")
+_STORAGE_TYPES = _choices("storage_type")
+_LOCATIONS = _choices("storage_location")
+_RAID = _choices("raid")
 
 
 SECTIONS: tuple[SectionSpec, ...] = (

@@ -81,8 +81,7 @@ def show_value(section: str, name: str, value: Any) -> Any:
     spec = schema.SECTION_BY_NAME.get(section)
     field_spec = next((f for f in spec.fields if f.name == name), None) if spec else None
     if field_spec is not None and field_spec.choices and value is not None:
-        text = getattr(value, "value", value)
-        return next((_(zh) for choice, zh, _en in field_spec.choices if choice == text), text)
+        return field_spec.choice_label(value)
     if field_spec is not None and field_spec.widget == "upload" and value:
         return _("附件 #%(id)s", id=value)
     return labels.value_label(name, value)
