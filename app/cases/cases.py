@@ -20,6 +20,7 @@ from app.advice.engine import Advice, advise, confirm_counts, measure_first_coun
 from app.advice.knowledge import load
 from app.core import clock
 from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.records import get_or_404
 from app.core.versions import VersionedKind, check_version, commit_versioned
 from app.credentials.verdicts import verdicts_of
 from app.models import AuditEntry, Provider
@@ -45,10 +46,7 @@ class Actor:
 
 def get_case(session: Session, *, case_id: int) -> ProcurementCase:
     """One case, or NotFound."""
-    case = session.get(ProcurementCase, case_id)
-    if case is None:
-        raise NotFound(_("选型案例 %(id)s 不存在", id=case_id), field="id")
-    return case
+    return get_or_404(session, ProcurementCase, case_id, _("选型案例 %(id)s 不存在", id=case_id), field="id")
 
 
 def list_cases(session: Session, *, limit: int = MAX_LIST) -> list[ProcurementCase]:

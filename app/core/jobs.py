@@ -40,7 +40,8 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.core.clock import aware
-from app.core.errors import Conflict, InvalidInput, NotFound, ServiceError
+from app.core.errors import Conflict, InvalidInput, ServiceError
+from app.core.records import get_or_404
 from app.models.jobs import FINAL_STATES, Job, JobState
 
 if TYPE_CHECKING:
@@ -287,10 +288,7 @@ def enqueue(
 
 def get_job(session: Session, *, job_id: int) -> Job:
     """One job, or NotFound."""
-    job = session.get(Job, job_id)
-    if job is None:
-        raise NotFound(_("任务 %(id)s 不存在", id=job_id), field="job_id")
-    return job
+    return get_or_404(session, Job, job_id, _("任务 %(id)s 不存在", id=job_id), field="job_id")
 
 
 def recent_jobs(

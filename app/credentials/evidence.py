@@ -17,10 +17,11 @@ from flask_babel import gettext as _
 from sqlalchemy.orm import defer
 from sqlmodel import Session, col, select
 
-from app.core.errors import InvalidInput, NotFound
+from app.core.errors import InvalidInput
 from app.core.events import EvidenceChanged, publish
 from app.core.i18n import localized
 from app.core.jobs import background, enqueue, job_result_outcome
+from app.core.records import get_or_404
 from app.credentials.facts import fact_source
 from app.models import Provider
 from app.models.evidence import MANUAL_METHOD, Evidence
@@ -247,10 +248,14 @@ class Recorder:
 def get_evidence(session: Session, *, evidence_id: int, with_body: bool = True) -> Evidence:
     """One piece of evidence (its bytes loaded unless with_body is False), or NotFound."""
     options = [] if with_body else [defer(Evidence.body)]  # type: ignore[arg-type]
-    evidence = session.get(Evidence, evidence_id, options=options)
-    if evidence is None:
-        raise NotFound(_("证据 %(id)s 不存在", id=evidence_id), field="evidence_id")
-    return evidence
+    return get_or_404(
+        session,
+        Evidence,
+        evidence_id,
+        _("证据 %(id)s 不存在", id=evidence_id),
+        field="evidence_id",
+        options=options,
+    )
 
 
 def list_evidence(
@@ -299,10 +304,9 @@ def body_text(evidence: Evidence) -> tuple[str, str]:
 
 # ------------------------------------------------------------------------------------------------ footer
 def _provider(session: Session, provider_id: int) -> Provider:
-    provider = session.get(Provider, provider_id)
-    if provider is None:
-        raise NotFound(_("供应商 %(id)s 不存在", id=provider_id), field="provider_id")
-    return provider
+    return get_or_404(
+        session, Provider, provider_id, _("供应商 %(id)s 不存在", id=provider_id), field="provider_id"
+    )
 
 
 def footer_url(provider: Provider, url: str | None = None) -> str:

@@ -29,6 +29,7 @@ from app.core.clock import aware
 from app.core.errors import Conflict, InvalidInput, NotFound
 from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue, job_result_outcome
+from app.core.records import get_or_404
 from app.credentials import evidence as evidence_service
 from app.credentials import manual_lookups
 from app.credentials.facts import fact_source
@@ -180,10 +181,7 @@ def clean_answer(kind: LookupKind, value: Any) -> str:
 # ------------------------------------------------------------------------------------------------ reading
 def get_lookup(session: Session, *, lookup_id: int) -> Lookup:
     """One lookup, or NotFound."""
-    lookup = session.get(Lookup, lookup_id)
-    if lookup is None:
-        raise NotFound(_("查询 %(id)d 不存在", id=lookup_id), field="lookup_id")
-    return lookup
+    return get_or_404(session, Lookup, lookup_id, _("查询 %(id)d 不存在", id=lookup_id), field="lookup_id")
 
 
 def list_lookups(session: Session, *, provider_id: int, limit: int = 20) -> list[Lookup]:

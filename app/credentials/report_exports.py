@@ -16,6 +16,7 @@ from sqlmodel import Session, col, func, select
 
 from app.core import clock as localtime
 from app.core.errors import Conflict, InvalidInput, NotFound
+from app.core.records import get_or_404
 from app.credentials.compare_runs import previous_export
 from app.credentials.report_inputs import provider_inputs
 from app.models.reports import ExportRecord, ReportKind
@@ -209,10 +210,9 @@ def list_exports(
 
 def get_export(session: Session, *, export_id: int) -> ExportRecord:
     """One export with its PDF, or NotFound."""
-    record = session.get(ExportRecord, export_id)
-    if record is None:
-        raise NotFound(_("报告导出记录 %(id)s 不存在", id=export_id), field="id")
-    return record
+    return get_or_404(
+        session, ExportRecord, export_id, _("报告导出记录 %(id)s 不存在", id=export_id), field="id"
+    )
 
 
 def find_export(session: Session, *, number: str) -> ExportRecord:

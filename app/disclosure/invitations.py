@@ -20,6 +20,7 @@ from sqlmodel import Session, col, select
 
 from app.core.clock import aware, when
 from app.core.errors import InvalidInput, NotFound, from_validation_error
+from app.core.records import get_or_404
 from app.models import LoginFailure, Provider
 from app.models.disclosure import Invitation, InvitationEvent, InvitationStatus
 from app.models.fields import RecordId, SingleLine, blank_to_none, checked_email, reject_bool, single_line
@@ -258,10 +259,9 @@ def find(session: Session, token: str) -> Invitation | None:
 
 def get(session: Session, *, invitation_id: int) -> Invitation:
     """One invitation by id, or NotFound."""
-    invitation = session.get(Invitation, invitation_id)
-    if invitation is None:
-        raise NotFound(_("邀请 %(id)s 不存在", id=invitation_id), field="id")
-    return invitation
+    return get_or_404(
+        session, Invitation, invitation_id, _("邀请 %(id)s 不存在", id=invitation_id), field="id"
+    )
 
 
 def revoke(session: Session, *, invitation_id: int, actor_name: str = "system") -> Invitation:

@@ -17,6 +17,7 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, func, select
 
 from app.core.errors import InvalidInput, NotFound
+from app.core.records import get_or_404
 from app.models.notify import InboxItem, NotifySettings, ProviderWatch
 from app.models.provider import Provider
 from app.models.watch import ChangeEvent
@@ -66,10 +67,9 @@ def set_watch_all(session: Session, user_id: int, watch_all: bool) -> NotifySett
 
 # ---------------------------------------------------------------- watches
 def _provider(session: Session, provider_id: int) -> Provider:
-    provider = session.get(Provider, provider_id)
-    if provider is None:
-        raise NotFound(_("供应商 %(id)s 不存在", id=provider_id), field="provider_id")
-    return provider
+    return get_or_404(
+        session, Provider, provider_id, _("供应商 %(id)s 不存在", id=provider_id), field="provider_id"
+    )
 
 
 def is_watching(session: Session, user_id: int, provider_id: int) -> bool:

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 from sqlmodel import Session, col, select
 
 from app.advice.knowledge import benchmark_thresholds
-from app.core.errors import Conflict, InvalidInput, NotFound, from_validation_error
+from app.core.errors import Conflict, InvalidInput, from_validation_error
 from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue, job_cancelled, job_result_outcome, report_progress
+from app.core.records import get_or_404
 from app.credentials.facts import fact_source
 from app.models import Offer
 from app.models.jobs import FINAL_STATES, Job, JobState
@@ -379,9 +380,7 @@ def refresh_state(session: Session, run: BenchRun) -> BenchRun:
 
 def get_run(session: Session, *, run_id: int) -> BenchRun:
     """One run (state refreshed from its job), or NotFound."""
-    run = session.get(BenchRun, run_id)
-    if run is None:
-        raise NotFound(_("测试 %(id)s 不存在", id=run_id), field="run_id")
+    run = get_or_404(session, BenchRun, run_id, _("测试 %(id)s 不存在", id=run_id), field="run_id")
     return refresh_state(session, run)
 
 

@@ -18,9 +18,10 @@ from typing import Any
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
-from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.errors import FieldError, InvalidInput
 from app.core.events import EvidenceChanged, publish
 from app.core.i18n import localized
+from app.core.records import get_or_404
 from app.models import Offer
 from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunOrigin, RunState
@@ -103,10 +104,7 @@ def _note(note: str | None) -> tuple[list[FieldError], str | None]:
 
 def get_offer(session: Session, offer_id: int) -> Offer:
     """The offer an upload is for, or NotFound naming offer_id."""
-    offer = session.get(Offer, offer_id)
-    if offer is None:
-        raise NotFound(_("报价 %(id)s 不存在", id=offer_id), field="offer_id")
-    return offer
+    return get_or_404(session, Offer, offer_id, _("报价 %(id)s 不存在", id=offer_id), field="offer_id")
 
 
 # ---------------------------------------------------------------- parsing

@@ -11,7 +11,7 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, func, select
 
 from app.core import clock as localtime
-from app.core.errors import NotFound
+from app.core.records import get_or_404
 from app.credentials.facts import fact_source
 from app.models.campaigns import BenchCampaign, CampaignState, CampaignWindow, WindowKind, WindowState
 from app.models.trials import TrialServer
@@ -21,10 +21,14 @@ from app.trials.campaign_figures import by_hour, outcome
 
 def get_campaign(session: Session, *, campaign_id: int) -> BenchCampaign:
     """One campaign, or NotFound."""
-    campaign = session.get(BenchCampaign, campaign_id, populate_existing=True)  # conditional UPDATEs moved it
-    if campaign is None:
-        raise NotFound(_("高峰测试 %(id)s 不存在", id=campaign_id), field="campaign_id")
-    return campaign
+    return get_or_404(
+        session,
+        BenchCampaign,
+        campaign_id,
+        _("高峰测试 %(id)s 不存在", id=campaign_id),
+        field="campaign_id",
+        populate_existing=True,  # conditional UPDATEs moved it
+    )
 
 
 def list_campaigns(session: Session, *, server_id: int, limit: int = 20) -> list[BenchCampaign]:

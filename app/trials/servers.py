@@ -24,6 +24,7 @@ from app.core.config import read_or_create_secret
 from app.core.errors import FieldError, InvalidInput, NotFound, from_validation_error
 from app.core.i18n import localized
 from app.core.jobs import background, enqueue, recent_jobs, report_progress
+from app.core.records import get_or_404
 from app.core.versions import VersionedKind, check_version, commit_versioned
 from app.models import AuditEntry, Offer, Provider
 from app.models.jobs import Job
@@ -234,10 +235,9 @@ def _link_errors(session: Session, server: TrialServer) -> list[FieldError]:
 
 def get_server(session: Session, *, server_id: int) -> TrialServer:
     """One trial server, or NotFound."""
-    server = session.get(TrialServer, server_id)
-    if server is None:
-        raise NotFound(_("试用服务器 %(id)s 不存在", id=server_id), field="trial_server_id")
-    return server
+    return get_or_404(
+        session, TrialServer, server_id, _("试用服务器 %(id)s 不存在", id=server_id), field="trial_server_id"
+    )
 
 
 def list_servers(session: Session, *, provider_id: int | None = None) -> list[TrialServer]:
