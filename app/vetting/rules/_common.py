@@ -91,6 +91,30 @@ def finding(
     )
 
 
+def record_finding(
+    context: RuleContext,
+    rule_id: str,
+    entity: str,
+    record: Any,
+    cited: tuple[str, Any],
+    /,
+    *,
+    evidence: Iterable[dict[str, Any]] = (),
+    **values: Any,
+) -> Finding:
+    """A finding about one licence or filing record: subject '<entity>:<id>', the record's cited (field,
+    value) as first evidence, its number (number_of) among the values."""
+    field, value = cited
+    return finding(
+        context,
+        rule_id,
+        subject=f"{entity}:{record.id}",
+        evidence=[registry(entity, record.id, field, value), *evidence],
+        number=number_of(record),
+        **values,
+    )
+
+
 def spec_finding(
     rule_id: str,
     spec: dict[str, Any],

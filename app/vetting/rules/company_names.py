@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from app.vetting.findings import Finding, RuleContext, rule
-from app.vetting.rules._common import finding, fold_name, label, number_of, registry
+from app.vetting.rules._common import fold_name, label, number_of, record_finding, registry
 
 
 @rule("names.mismatch", title_zh="公司名称不一致", title_en="Company names differ", red_flag=5)
@@ -28,14 +28,13 @@ def names_mismatch(context: RuleContext) -> Iterator[Finding]:
         if not name or fold_name(name, context.knowledge) == legal:
             continue
         number = number_of(record)
-        yield finding(
+        yield record_finding(
             context,
             "names.mismatch",
-            subject=f"{entity}:{record.id}",
-            evidence=[
-                registry(entity, record.id, field, name),
-                registry("provider", provider.id, "legal_name", provider.legal_name),
-            ],
+            entity,
+            record,
+            (field, name),
+            evidence=[registry("provider", provider.id, "legal_name", provider.legal_name)],
             record=f"{label(context, 'records', kind, 'zh')} {number} ",
             record_en=f"{label(context, 'records', kind, 'en')} {number}",
             name=name,

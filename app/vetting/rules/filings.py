@@ -7,7 +7,7 @@ from typing import Any
 
 from app.core import provinces
 from app.vetting.findings import Finding, RuleContext, rule
-from app.vetting.rules._common import finding, fold_name, joined, number_of, parsed, registry
+from app.vetting.rules._common import finding, fold_name, joined, parsed, record_finding, registry
 
 ICP_KINDS = ("icp_filing", "icp_licence")
 
@@ -37,15 +37,13 @@ def province_mismatch(context: RuleContext) -> Iterator[Finding]:
             continue
         province = parsed(filing.number_raw).province
         if province and province != registered:
-            yield finding(
+            yield record_finding(
                 context,
                 "filing.province_mismatch",
-                subject=f"filing:{filing.id}",
-                evidence=[
-                    registry("filing", filing.id, "number", filing.number_raw),
-                    registry("provider", context.provider.id, "registered_province", registered),
-                ],
-                number=number_of(filing),
+                "filing",
+                filing,
+                ("number", filing.number_raw),
+                evidence=[registry("provider", context.provider.id, "registered_province", registered)],
                 filing_province=province,
                 filing_province_en=province,
                 registered_province=registered,
@@ -64,12 +62,12 @@ def nature(context: RuleContext) -> Iterator[Finding]:
     accepted = context.knowledge["filing"]["acceptable_natures"]
     for filing in _icp_filings(context.provider):
         if filing.entity_nature and filing.entity_nature not in accepted:
-            yield finding(
+            yield record_finding(
                 context,
                 "filing.nature",
-                subject=f"filing:{filing.id}",
-                evidence=[registry("filing", filing.id, "entity_nature", filing.entity_nature)],
-                number=number_of(filing),
+                "filing",
+                filing,
+                ("entity_nature", filing.entity_nature),
                 nature=filing.entity_nature,
                 accepted=joined(f"“{name}”" for name in accepted),
                 accepted_en=joined((f"'{name}'" for name in accepted), "en"),
@@ -123,12 +121,12 @@ def blacklisted(context: RuleContext) -> Iterator[Finding]:
         } - {""}
         hits = keys & set(listed)
         if hits:
-            yield finding(
+            yield record_finding(
                 context,
                 "filing.blacklisted",
-                subject=f"filing:{filing.id}",
-                evidence=[registry("filing", filing.id, "number", filing.number_raw)],
-                number=number_of(filing),
+                "filing",
+                filing,
+                ("number", filing.number_raw),
                 entity=filing.entity_name or "—",
                 reason=joined(listed[hit] or hit for hit in sorted(hits)),
             )
@@ -151,12 +149,12 @@ def psb_mismatch(context: RuleContext) -> Iterator[Finding]:
         if code == ident.province_code or len(code) < 2:
             continue
         coded_name = coded.name if coded else "未知"
-        yield finding(
+        yield record_finding(
             context,
             "psb.province_mismatch",
-            subject=f"filing:{filing.id}",
-            evidence=[registry("filing", filing.id, "number", filing.number_raw)],
-            number=number_of(filing),
+            "filing",
+            filing,
+            ("number", filing.number_raw),
             prefix_province=ident.province,
             prefix_province_en=ident.province,
             prefix_code=ident.province_code,

@@ -6,7 +6,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from app.vetting.findings import Finding, RuleContext, rule
-from app.vetting.rules._common import finding, label, licences_proper, number_of, parsed, registry
+from app.vetting.rules._common import (
+    label,
+    licences_proper,
+    parsed,
+    record_finding,
+)
 
 
 def _status(licence: Any) -> str:
@@ -26,54 +31,48 @@ def bad_status(context: RuleContext) -> Iterator[Finding]:
         status = _status(licence)
         if status in settings["good"]:
             continue
-        yield finding(
+        yield record_finding(
             context,
             "licence.bad_status",
-            subject=f"licence:{licence.id}",
-            evidence=[registry("licence", licence.id, "status", status)],
+            "licence",
+            licence,
+            ("status", status),
             severity=settings["severity"].get(status, settings["default"]),
-            number=number_of(licence),
             status=status,
             status_en=label(context, "licence_status", status, "en"),
         )
 
 
+def _expiries(context: RuleContext) -> Iterator[tuple[Any, int]]:
+    """(licence, days from today to its expiry) for each usable licence with an expiry date."""
+    for licence in licences_proper(context.provider):
+        if licence.expires_on is not None and _usable(context, licence):
+            yield licence, (licence.expires_on - context.today).days
+
+
+def _expiry_finding(context: RuleContext, rule_id: str, licence: Any, **values: Any) -> Finding:
+    """A finding about a licence's expiry date, citing it."""
+    expires_on = licence.expires_on.isoformat()
+    return record_finding(
+        context, rule_id, "licence", licence, ("expires_on", expires_on), expires_on=expires_on, **values
+    )
+
+
 @rule("licence.expired", title_zh="许可证已过期", title_en="Licence expired", red_flag=4)
 def expired(context: RuleContext) -> Iterator[Finding]:
     """A usable licence whose expiry date has passed."""
-    for licence in licences_proper(context.provider):
-        if licence.expires_on is None or not _usable(context, licence) or licence.expires_on >= context.today:
-            continue
-        yield finding(
-            context,
-            "licence.expired",
-            subject=f"licence:{licence.id}",
-            evidence=[registry("licence", licence.id, "expires_on", licence.expires_on.isoformat())],
-            number=number_of(licence),
-            expires_on=licence.expires_on.isoformat(),
-            days=(context.today - licence.expires_on).days,
-        )
+    for licence, days in _expiries(context):
+        if days < 0:
+            yield _expiry_finding(context, "licence.expired", licence, days=-days)
 
 
 @rule("licence.expiring", title_zh="许可证即将到期", title_en="Licence expiring soon", red_flag=4)
 def expiring(context: RuleContext) -> Iterator[Finding]:
     """A usable licence expiring within thresholds.licence_expiring_days (today counts)."""
     limit = int(context.knowledge["thresholds"]["licence_expiring_days"])
-    for licence in licences_proper(context.provider):
-        if licence.expires_on is None or not _usable(context, licence):
-            continue
-        days = (licence.expires_on - context.today).days
+    for licence, days in _expiries(context):
         if 0 <= days <= limit:
-            yield finding(
-                context,
-                "licence.expiring",
-                subject=f"licence:{licence.id}",
-                evidence=[registry("licence", licence.id, "expires_on", licence.expires_on.isoformat())],
-                number=number_of(licence),
-                expires_on=licence.expires_on.isoformat(),
-                days=days,
-                limit=limit,
-            )
+            yield _expiry_finding(context, "licence.expiring", licence, days=days, limit=limit)
 
 
 @rule(
@@ -96,12 +95,12 @@ def issued_in_future(context: RuleContext) -> Iterator[Finding]:
             value = licence.issued_on.isoformat()
             checks.append(("发证日期", "issue date", value, "issued_on", value))
         for what, what_en, value, field, raw in checks:
-            yield finding(
+            yield record_finding(
                 context,
                 "licence.issued_in_future",
-                subject=f"licence:{licence.id}",
-                evidence=[registry("licence", licence.id, field, raw)],
-                number=number_of(licence),
+                "licence",
+                licence,
+                (field, raw),
                 what=what,
                 what_en=what_en,
                 value=value,

@@ -7,7 +7,14 @@ from typing import Any
 
 from app.vetting.findings import Finding, RuleContext, rule
 from app.vetting.identifier_common import MESSAGES
-from app.vetting.rules._common import finding, label, licences_proper, number_of, parsed, registry
+from app.vetting.rules._common import (
+    finding,
+    label,
+    licences_proper,
+    parsed,
+    record_finding,
+    registry,
+)
 
 # Problems another rule reports on its own (a future year: licence.issued_in_future; PSB digits against
 # the prefix: psb.province_mismatch), matched by the fixed text before the first placeholder.
@@ -103,12 +110,12 @@ def foreign_invested(context: RuleContext) -> Iterator[Finding]:
     """Licences whose number carries 合字: IDC/cloud is restricted for foreign investment."""
     for licence in licences_proper(context.provider):
         if parsed(licence.number_raw).parts.get("foreign_invested"):
-            yield finding(
+            yield record_finding(
                 context,
                 "licence.foreign_invested",
-                subject=f"licence:{licence.id}",
-                evidence=[registry("licence", licence.id, "number_raw", licence.number_raw)],
-                number=number_of(licence),
+                "licence",
+                licence,
+                ("number_raw", licence.number_raw),
             )
 
 
@@ -123,11 +130,12 @@ def is_icp_filing(context: RuleContext) -> Iterator[Finding]:
     for licence in context.provider.licences:
         kind = parsed(licence.number_raw).kind
         if kind in FILING_LIKE:
-            yield finding(
+            yield record_finding(
                 context,
                 "licence.is_icp_filing",
-                subject=f"licence:{licence.id}",
-                evidence=[registry("licence", licence.id, "number_raw", licence.number_raw)],
+                "licence",
+                licence,
+                ("number_raw", licence.number_raw),
                 value=licence.number_raw,
                 kind_zh=label(context, "identifier_kinds", kind, "zh"),
                 kind_en=label(context, "identifier_kinds", kind, "en"),
