@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from app.vetting.findings import Finding, RuleContext, Severity, rule
+from app.vetting.findings import Finding, RuleCheck, RuleContext, Severity, rule
 from app.vetting.rules._sources import texts
 
 SEVERITY_RANK = {Severity.info.value: 0, Severity.warning.value: 1, Severity.blocker.value: 2}
@@ -88,33 +88,41 @@ def _finding(context: RuleContext, rule_id: str, run: dict[str, Any], comparison
     )
 
 
+def _failed_rule(
+    rule_id: str, title_zh: str, title_en: str, *checks: str, red_flag: int | None = None
+) -> RuleCheck:
+    """Register rule `rule_id`: a finding per failed comparison of `checks` (of `red_flag`, when given)."""
+
+    def check(context: RuleContext) -> Iterator[Finding]:
+        for run, comparison in _failed(context, *checks, red_flag=red_flag):
+            yield _finding(context, rule_id, run, comparison)
+
+    return rule(rule_id, title_zh=title_zh, title_en=title_en, red_flag=red_flag)(check)
+
+
 def _bandwidth_path(comparison: dict[str, Any]) -> Any:
     """The path a throughput comparison measured (older runs stored no path: the nominal tells it apart)."""
     return (comparison.get("evidence") or {}).get("path") or comparison.get("claimed")
 
 
-@rule(
+# Repeated throughput swings (high CV or a low minimum) on an offer claiming dedicated bandwidth.
+shared_bandwidth = _failed_rule(
     "benchmarks.shared_bandwidth",
-    title_zh="宣称独享带宽，实测表现为共享",
-    title_en="Bandwidth claimed dedicated behaves like shared",
+    "宣称独享带宽，实测表现为共享",
+    "Bandwidth claimed dedicated behaves like shared",
+    "stability",
     red_flag=12,
 )
-def shared_bandwidth(context: RuleContext) -> Iterator[Finding]:
-    """Repeated throughput swings (high CV or a low minimum) on an offer claiming dedicated bandwidth."""
-    for run, comparison in _failed(context, "stability", red_flag=12):
-        yield _finding(context, "benchmarks.shared_bandwidth", run, comparison)
 
 
-@rule(
+# The data directory is not on a local NVMe disk although the offer claims so.
+storage_not_nvme = _failed_rule(
     "benchmarks.storage_not_nvme",
-    title_zh="宣称本地 NVMe，实测为虚拟盘或网络存储",
-    title_en="Storage claimed local NVMe is virtual or network storage",
+    "宣称本地 NVMe，实测为虚拟盘或网络存储",
+    "Storage claimed local NVMe is virtual or network storage",
+    "storage_type",
     red_flag=12,
 )
-def storage_not_nvme(context: RuleContext) -> Iterator[Finding]:
-    """The data directory is not on a local NVMe disk although the offer claims so."""
-    for run, comparison in _failed(context, "storage_type", red_flag=12):
-        yield _finding(context, "benchmarks.storage_not_nvme", run, comparison)
 
 
 @rule(
@@ -138,34 +146,26 @@ def bandwidth_below_claim(context: RuleContext) -> Iterator[Finding]:
                 yield _finding(context, "benchmarks.bandwidth_below_claim", run, comparison)
 
 
-@rule(
-    "benchmarks.iops_below_claim",
-    title_zh="实测 IOPS 远低于标称",
-    title_en="Measured IOPS far below the nominal",
+# 4k random-read IOPS below iops_warn of the offer's nominal IOPS.
+iops_below_claim = _failed_rule(
+    "benchmarks.iops_below_claim", "实测 IOPS 远低于标称", "Measured IOPS far below the nominal", "iops"
 )
-def iops_below_claim(context: RuleContext) -> Iterator[Finding]:
-    """4k random-read IOPS below iops_warn of the offer's nominal IOPS."""
-    for run, comparison in _failed(context, "iops"):
-        yield _finding(context, "benchmarks.iops_below_claim", run, comparison)
 
 
-@rule(
+# Checkpoint writes below write_warn of the usual floor of the claimed storage type.
+write_below_claim = _failed_rule(
     "benchmarks.write_below_claim",
-    title_zh="含 fsync 的写入速度远低于所称存储的常见水平",
-    title_en="fsync'd write rate far below what the claimed storage sustains",
+    "含 fsync 的写入速度远低于所称存储的常见水平",
+    "fsync'd write rate far below what the claimed storage sustains",
+    "write_rate",
 )
-def write_below_claim(context: RuleContext) -> Iterator[Finding]:
-    """Checkpoint writes below write_warn of the usual floor of the claimed storage type."""
-    for run, comparison in _failed(context, "write_rate"):
-        yield _finding(context, "benchmarks.write_below_claim", run, comparison)
 
 
-@rule(
+# The run found another GPU count (0 included) or model than the offer claims.
+gpu_mismatch = _failed_rule(
     "benchmarks.gpu_mismatch",
-    title_zh="GPU 数量或型号与报价不符",
-    title_en="GPU count or model differs from the offer",
+    "GPU 数量或型号与报价不符",
+    "GPU count or model differs from the offer",
+    "gpu_count",
+    "gpu_model",
 )
-def gpu_mismatch(context: RuleContext) -> Iterator[Finding]:
-    """The run found another GPU count (0 included) or model than the offer claims."""
-    for run, comparison in _failed(context, "gpu_count", "gpu_model"):
-        yield _finding(context, "benchmarks.gpu_mismatch", run, comparison)
