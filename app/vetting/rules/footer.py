@@ -91,12 +91,14 @@ def filing_not_shown(context: RuleContext) -> Iterator[Finding]:
     )
 
 
-def _compared(fact: dict[str, Any], context: RuleContext) -> Iterator[tuple[dict[str, Any], RecordedNumbers]]:
-    """Each well-formed number the site shows of a kind the registry records, with the recorded ones."""
-    for item in _shown(fact):
+def _compared(context: RuleContext) -> Iterator[tuple[dict[str, Any], dict[str, Any], RecordedNumbers]]:
+    """(fact, item, recorded) for each well-formed number the site shows of a kind the registry records
+    (none without a footer fact)."""
+    fact = _footer(context)
+    for item in _shown(fact) if fact is not None else []:
         kind = item.get("kind", "")
         if kind in COMPARED_KINDS and item.get("valid", True):
-            yield item, recorded_numbers(context.provider, kind)
+            yield fact, item, recorded_numbers(context.provider, kind)
 
 
 def _number_finding(
@@ -129,10 +131,7 @@ def _number_finding(
 )
 def number_mismatch(context: RuleContext) -> Iterator[Finding]:
     """A number of a kind the registry records, shown on the site but matching none of the recorded ones."""
-    fact = _footer(context)
-    if fact is None:
-        return
-    for item, recorded in _compared(fact, context):
+    for fact, item, recorded in _compared(context):
         if recorded.entries and not recorded.holds(item.get("normalized")):
             yield _number_finding(
                 context,
@@ -152,10 +151,7 @@ def number_mismatch(context: RuleContext) -> Iterator[Finding]:
 )
 def number_unrecorded(context: RuleContext) -> Iterator[Finding]:
     """A number of a kind the registry holds none of (worth recording and checking)."""
-    fact = _footer(context)
-    if fact is None:
-        return
-    for item, recorded in _compared(fact, context):
+    for fact, item, recorded in _compared(context):
         if not recorded.entries:
             yield _number_finding(
                 context, "footer.number_unrecorded", fact, item, "a", evidence=[_ref(item, fact)]
