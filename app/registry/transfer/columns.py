@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from datetime import date
 from typing import Any, get_args
 
+from app.core import vocabulary
 from app.models.provider import (
     CertificationBase,
     DatacenterBase,
@@ -88,68 +89,30 @@ ID_COLUMN = "id"
 HEADER_LANGUAGES = ("en", "zh")
 
 
-# Chinese column headers: the export's Chinese variant; import accepts them, the English ones and ALIASES.
-ZH_COLUMNS = {
+# Columns that are no field of one record (the CSV flattens a datacenter and an offer into its row); every
+# other Chinese header is the field's label in app.core.vocabulary.
+CSV_ONLY_ZH = {
     ID_COLUMN: "供应商ID",
-    "legal_name": "企业名称",
-    "legal_name_en": "英文名称",
-    "short_name": "简称",
-    "uscc": "统一社会信用代码",
-    "registered_province": "注册省份",
-    "registered_address": "注册地址",
-    "website": "网址",
-    "registered_capital_cny": "注册资本（元）",
-    "contact_name": "联系人",
-    "contact_phone": "联系电话",
-    "contact_email": "联系邮箱",
-    "notes": "备注",
-    "status": "状态",
-    "discloses_network_topology": "公开网络拓扑",
-    "discloses_storage_config": "公开存储配置",
     "datacenter_name": "机房名称",
     "datacenter_province": "机房省份",
     "datacenter_city": "机房城市",
     "offer_name": "套餐名称",
-    "offer_kind": "租用方式",
-    "gpu_model": "GPU 型号",
-    "gpus_per_node": "每节点 GPU 数",
-    "gpu_memory_gb": "显存（GB）",
-    "vcpu": "vCPU",
-    "ram_gb": "内存（GB）",
-    "intranet_gbps": "内网带宽（Gbps，标称）",
-    "rdma_type": "RDMA 类型",
-    "rdma_gbps": "RDMA 带宽（Gbps）",
-    "public_mbps": "公网带宽（Mbps）",
-    "bandwidth_type": "带宽类型",
-    "storage_type": "存储类型",
-    "storage_capacity_gb": "存储容量（GB）",
-    "nominal_iops": "标称 IOPS",
-    "price_gpu_hour_cny": "单价（元/卡·时）",
-    "price_month_cny": "月价（元/月）",
     "offer_notes": "套餐备注",
 }
 
 
+def _field_zh(name: str) -> str:
+    return vocabulary.LABELS["field"][name][0]
+
+
+# Chinese column headers: the export's Chinese variant; import accepts them, the English ones and ALIASES.
+ZH_COLUMNS = {
+    column: CSV_ONLY_ZH.get(column) or _field_zh(column)
+    for column in (ID_COLUMN, *PROVIDER_FIELDS, *DATACENTER_COLUMNS, *OFFER_COLUMNS)
+}
 ZH_PREFIX = {"licence": "许可证", "filing": "备案", "certification": "认证"}
-
-
 ZH_CHILD_FIELDS = {
-    "number_raw": "编号（原文）",
-    "company_name": "持证企业",
-    "business_items": "业务种类",
-    "b11_includes_resource_collab": "B11 含互联网资源协作服务",
-    "coverage": "覆盖范围",
-    "issuer": "发证机关",
-    "issued_on": "发证日期",
-    "expires_on": "有效期至",
-    "status": "状态",
-    "kind": "类型",
-    "entity_name": "主办单位",
-    "entity_nature": "单位性质",
-    "domain": "域名",
-    "name": "名称",
-    "level": "级别",
-    "number": "编号",
+    name: _field_zh(name) for name in dict.fromkeys((*LICENCE_FIELDS, *FILING_FIELDS, *CERTIFICATION_FIELDS))
 }
 
 
