@@ -4,10 +4,10 @@ from datetime import datetime
 from typing import Any
 
 from flask import Blueprint
-from flask_babel import get_locale
 from jinja2 import pass_context
 
 from app.core import clock as localtime
+from app.core.i18n import current_language
 from app.core.plugins import import_submodules
 from app.web import labels, markers, nav, prose
 
@@ -20,7 +20,7 @@ def _template_globals() -> dict[str, Any]:
     return {
         "nav_items": nav.NAV_ITEMS,
         "provider_tabs": nav.PROVIDER_TABS,
-        "current_locale": str(get_locale() or "zh"),
+        "current_locale": current_language(),
     }
 
 
@@ -53,7 +53,7 @@ def _value_label(_context: Any, value: Any, field: str) -> Any:
 
 @bp.app_template_filter("prose")
 def _prose(value: Any) -> Any:
-    return prose.prose(value, str(get_locale() or "zh"))
+    return prose.prose(value, current_language())
 
 
 @bp.app_template_filter("num")

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
+from app.core.i18n import current_language
 from app.models.jobs import Job, JobState
 from app.models.trials import BenchRun, BenchStep, RunState
 from app.web import labels
@@ -31,10 +31,6 @@ ERROR_KINDS = {
     "disconnected": _l("连接中断"),
     "invalid_key": _l("私钥无法读取（格式或口令不对）"),
 }
-
-
-def _english() -> bool:
-    return str(get_locale() or "zh") == "en"
 
 
 def number_text(value: float | int) -> str:
@@ -110,7 +106,7 @@ def comparison_row(comparison: dict[str, Any], thresholds: Thresholds) -> dict[s
         "measured": _value_text(check, measured, unit, MEASURED_KIND),
         "claimed": _value_text(check, claimed, unit, CLAIMED_KIND),
         "ratio": f"{ratio:,.0%}" if isinstance(ratio, int | float) else "",
-        "reason": readable(reason_en if _english() else reason_zh),
+        "reason": readable(reason_en if current_language() == "en" else reason_zh),
         "beyond_claim": beyond,
     }
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 
@@ -14,15 +13,12 @@ from app.advice.answers import SECTIONS
 from app.advice.knowledge import load
 from app.advice.numbers import fmt
 from app.advice.requirements import preview, storage_name, storage_types_writing
+from app.core.i18n import current_language
 from app.web.forms import FieldSpec, FormSpec, display_values
 
 
-def page_lang() -> str:
-    return "en" if str(get_locale() or "zh") == "en" else "zh"
-
-
 def _pick(zh: Any, en: Any) -> Any:
-    return en if page_lang() == "en" else zh
+    return en if current_language() == "en" else zh
 
 
 @dataclass(frozen=True)
@@ -309,7 +305,7 @@ def _rdma_line(step_seconds: Any, gbps: str, verdict: Any) -> str:
 
 
 def _write_line(quantity: Any) -> str:
-    lang = page_lang()
+    lang = current_language()
     fits = [storage_name(name, lang) for name in storage_types_writing(float(quantity.value))]
     rate = quantity.display(lang)
     if not fits:
@@ -320,7 +316,7 @@ def _write_line(quantity: Any) -> str:
 
 def _effect(quantity: Any, quantities: dict[str, Any], step_seconds: float | None) -> dict[str, str]:
     """One "what this answer changes" line, with the arithmetic behind it."""
-    lang = page_lang()
+    lang = current_language()
     how = quantity.arithmetic_en if lang == "en" else quantity.arithmetic_zh
     if quantity.key == "intranet_gbps_needed" and step_seconds is not None:
         verdict = quantities["rdma"].value if "rdma" in quantities else None
@@ -341,7 +337,7 @@ def _step_examples(raw: dict[str, Any]) -> list[dict[str, str]]:
         if needed is None:
             return []
         verdict = quantities["rdma"].value if "rdma" in quantities else None
-        line = _rdma_line(fmt(seconds), needed.display(page_lang()), verdict)
+        line = _rdma_line(fmt(seconds), needed.display(current_language()), verdict)
         lines.append({"text": _("例如 %(line)s", line=line), "how": ""})
     return lines
 

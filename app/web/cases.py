@@ -17,6 +17,7 @@ from app.advice.answers import validate_step
 from app.cases import cases as service
 from app.core.db import get_session
 from app.core.errors import Conflict, FieldError, InvalidInput
+from app.core.i18n import current_language
 from app.core.limits import parse_id
 from app.models.enums import Role
 from app.web import bp
@@ -26,7 +27,6 @@ from app.web.case_steps import (
     STEP_TITLES,
     effects_for,
     kind_choices,
-    page_lang,
     step_values,
     stored_step_values,
 )
@@ -291,7 +291,7 @@ def case_detail(case_id: int) -> Any:
         case=case,
         advice=advice.to_dict(limit=PAGE_OFFERS, step_url=step_link(case_id)),
         page_offers=PAGE_OFFERS,
-        lang=page_lang(),
+        lang=current_language(),
         steps=_step_links(case, case.answers),
         history=service.case_history(session, case_id=case_id),
         changed=service.evidence_since(session, case=case),
@@ -363,7 +363,7 @@ def case_checklist(case_id: int) -> Any:
         eligible=eligible,
         provider_id=provider_id,
         provider_name=providers.get(provider_id) if provider_id else None,
-        lang=page_lang(),
+        lang=current_language(),
         errors={},
     )
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from flask_babel import get_locale
 from flask_babel import lazy_gettext as _l
 
 from app.advice import checklist
 from app.core import clock as localtime
+from app.core.i18n import current_language
 from app.web import bp, labels
 
 # Columns that are bookkeeping on every audited table (who/when is already in the entry itself).
@@ -38,10 +38,6 @@ def _change(label: Any, show: Callable[[Any], Any], before: Any, after: Any) -> 
         None if after is None else show(after),
         verbatim=show is _plain and isinstance(before if after is None else after, str),
     )
-
-
-def _lang() -> str:
-    return "en" if str(get_locale() or "zh") == "en" else "zh"
 
 
 def _plain(value: Any) -> Any:
@@ -131,7 +127,8 @@ def _case_changes(changes: dict[str, Any]) -> list[Change]:
 
 # ---------------------------------------------------------------- checklist ticks and trial servers
 def _item_titles() -> dict[str, Any]:
-    return {item.key: item.title_en if _lang() == "en" else item.title_zh for item in checklist.items()}
+    english = current_language() == "en"
+    return {item.key: item.title_en if english else item.title_zh for item in checklist.items()}
 
 
 def _auth_methods() -> dict[str, Any]:

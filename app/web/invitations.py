@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Any
 
 from flask import flash, make_response, redirect, render_template, request, url_for
-from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -16,6 +15,7 @@ from app.accounts.auth import role_required
 from app.core import clock as localtime
 from app.core.db import get_session
 from app.core.errors import Conflict, FieldError, InvalidInput, NotFound, ServiceError
+from app.core.i18n import current_language
 from app.disclosure import comparison, invitations
 from app.disclosure import merge as disclosure_merge
 from app.disclosure import review as disclosure_review
@@ -97,7 +97,7 @@ def field_label(section: str, name: str) -> Any:
 def topic_state(state: str) -> str:
     """A red-flag-13 topic's state in the current language."""
     zh, en = disclosure_merge.TOPIC_STATES.get(state, (state, state))
-    return en if str(get_locale() or "zh") == "en" else zh
+    return en if current_language() == "en" else zh
 
 
 @bp.record_once

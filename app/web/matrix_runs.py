@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
-from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -14,6 +13,7 @@ from flask_login import current_user
 from app.accounts.auth import role_required
 from app.core.db import get_session
 from app.core.errors import Conflict, InvalidInput
+from app.core.i18n import current_language
 from app.core.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job
@@ -50,7 +50,7 @@ def _throughput(step: BenchStep) -> float | None:
 
 def _flags(run: BenchRun) -> dict[str, tuple[str, list[str]]]:
     """Per pair ('a->b'): the worst matrix verdict below pass and the reasons, in the reader's language."""
-    english = str(get_locale() or "zh") == "en"
+    english = current_language() == "en"
     flags: dict[str, tuple[str, list[str]]] = {}
     for comparison in run.comparisons or []:
         verdict = str(comparison.get("verdict"))
