@@ -17,6 +17,7 @@ from app.registry.dashboard_lists import choice, parse_filters, whole_number
 from app.web import bp, labels
 from app.web.credentials import SEVERITY_COLOURS, SEVERITY_LABELS
 from app.web.dashboard import EXPIRY_COLOURS, EXPIRY_LABELS
+from app.web.list_filters import errors_by_field, kept_filters
 from app.web.lookups import KIND_LABELS as LOOKUP_KIND_LABELS
 from app.web.lookups import STATE_COLOURS as LOOKUP_STATE_COLOURS
 from app.web.lookups import STATE_LABELS as LOOKUP_STATE_LABELS
@@ -44,12 +45,8 @@ def _page_number(params: Any, name: str) -> int:
 def _filters(parsers: dict[str, Any]) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, str]]:
     """Parsed values, errors by parameter, and the valid parameters to keep in page links."""
     values, errors = parse_filters(request.args, {**parsers, "page": _page_number})
-    by_field: dict[str, list[str]] = {}
-    for error in errors:
-        by_field.setdefault(error.field, []).append(error.message)
-    kept = {
-        key: value for key, value in request.args.items() if key in parsers and value and key not in by_field
-    }
+    by_field = errors_by_field(errors)
+    kept = kept_filters(request.args, parsers, by_field)
     values["page"] = values["page"] or 1
     return values, by_field, kept
 

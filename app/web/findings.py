@@ -12,7 +12,8 @@ from flask_login import current_user
 from app.accounts.auth import role_required
 from app.core import jobs
 from app.core.db import get_session
-from app.core.errors import InvalidInput, ServiceError
+from app.core.errors import ServiceError
+from app.core.i18n import current_language
 from app.core.provinces import PROVINCES
 from app.credentials import checks
 from app.credentials.verdicts import verdicts_of
@@ -27,6 +28,7 @@ from app.web.credentials import (
     rule_title,
 )
 from app.web.jobs import job_view
+from app.web.list_filters import errors_by_field, kept_filters, parse_leniently
 from app.web.nav import nav_item
 
 KEYS = ("view", "rule", "severity", "verdict", "province", "q", "per_page")
@@ -47,17 +49,8 @@ def _query() -> tuple[checks.OverviewQuery, dict[str, list[str]]]:
     """The overview query from the URL; invalid parameters are dropped and reported under their field."""
     params = {key: value for key, value in request.args.items() if key in (*KEYS, "page")}
     params.setdefault("per_page", current_app.config.get("PAGE_SIZE", 20))
-    errors: dict[str, list[str]] = {}
-    try:
-        return checks.parse_overview_query(params), errors
-    except InvalidInput as exc:
-        for error in exc.errors:
-            errors.setdefault(error.field, []).append(error.message)
-    kept = {key: value for key, value in params.items() if key not in errors}
-    try:
-        return checks.parse_overview_query(kept), errors
-    except InvalidInput:
-        return checks.parse_overview_query({}), errors
+    query, errors = parse_leniently(checks.parse_overview_query, params)
+    return query, errors_by_field(errors)
 
 
 @bp.get("/findings")
@@ -68,7 +61,7 @@ def findings() -> Any:
     session = get_session()
     page = checks.findings_overview(session, query=query)
     by_provider = query.view != "findings"  # one row per provider: the worded provider verdict (issue 10)
-    kept = {key: value for key, value in request.args.items() if key in KEYS and value and key not in errors}
+    kept = kept_filters(request.args, KEYS, errors)
     running = jobs.recent_jobs(
         session, kind=CHECK_ALL_KIND, states=(JobState.queued, JobState.running), limit=3
     )
@@ -79,7 +72,7 @@ def findings() -> Any:
         kept=kept,
         errors=errors,
         filters={key: request.args.get(key, "") for key in KEYS},
-        rules=[(rule_id, rule_title(rule_id, _locale())) for rule_id in checks.rule_choices()],
+        rules=[(rule_id, rule_title(rule_id, current_language())) for rule_id in checks.rule_choices()],
         provinces=PROVINCES,
         presets=PRESETS,
         running=[job_view(job) for job in running],
@@ -91,12 +84,6 @@ def findings() -> Any:
         verdicts=verdicts_of(session, [provider.id for _run, provider in page.rows]) if by_provider else {},
     )
     return html, (422 if errors else 200)
-
-
-def _locale() -> str:
-    from flask_babel import get_locale
-
-    return str(get_locale() or "zh")
 
 
 @bp.post("/findings/check-all")

@@ -16,10 +16,12 @@ from app.core import clock as localtime
 from app.core import jobs
 from app.core.db import get_session
 from app.core.errors import Conflict
+from app.core.i18n import current_language
 from app.core.limits import parse_id
 from app.models.enums import Role
 from app.models.jobs import Job, JobState
 from app.web import bp, job_fields, labels
+from app.web.list_filters import errors_by_field
 from app.web.missing import or_404
 from app.web.nav import nav_item
 
@@ -48,12 +50,6 @@ def job_link(kind: str, link: Callable[[Job], str | None]) -> None:
     if kind in JOB_LINKS:
         raise ValueError(f"job link for {kind!r} is registered twice")
     JOB_LINKS[kind] = link
-
-
-def _locale() -> str:
-    from flask_babel import get_locale
-
-    return str(get_locale() or "zh")
 
 
 def job_outcome(job: Job, locale: str) -> tuple[str, str]:
@@ -91,7 +87,7 @@ def job_view(job: Job) -> dict[str, Any]:
     progress = job.progress or {}
     total = progress.get("total") or 0
     link = JOB_LINKS.get(job.kind)
-    locale = _locale()
+    locale = current_language()
     outcome, outcome_message = job_outcome(job, locale)
     stalled = _stalled_minutes(job)
     return {
@@ -182,11 +178,8 @@ def job_filters(args: Any) -> tuple[dict[str, Any], dict[str, list[str]], dict[s
             "days": lambda params, name: whole_number(params, name, high=3650),
         },
     )
-    errors: dict[str, list[str]] = {}
-    for problem in problems:
-        errors.setdefault(problem.field, []).append(problem.message)
     kept = {key: str(value) for key, value in values.items() if value}
-    return values, errors, kept
+    return values, errors_by_field(problems), kept
 
 
 @bp.get("/jobs/<int:job_id>")

@@ -29,6 +29,7 @@ from app.web.forms import (
     record_values,
     render_form,
 )
+from app.web.list_filters import errors_by_field, kept_filters, parse_leniently
 from app.web.nav import nav_item
 
 # Query-string keys the list page understands (kept in pagination links).
@@ -63,15 +64,7 @@ def _list_query() -> tuple[provider_list.ProviderQuery, list[FieldError]]:
         from app.web.dashboard import configured_stale_days
 
         params["stale_days"] = configured_stale_days()
-    try:
-        return provider_list.parse_query(params), []
-    except InvalidInput as exc:
-        bad = {error.field for error in exc.errors}
-        kept = {key: value for key, value in params.items() if key not in bad}
-        try:
-            return provider_list.parse_query(kept), exc.errors
-        except InvalidInput:
-            return provider_list.parse_query({}), exc.errors
+    return parse_leniently(provider_list.parse_query, params)
 
 
 def _summary(provider: Provider) -> dict[str, Any]:
@@ -100,13 +93,8 @@ def providers() -> Any:
     session = get_session()
     page = provider_list.list_providers(session, query=query)
     filters = {key: request.args.get(key, "") for key in LIST_KEYS}
-    field_errors: dict[str, list[str]] = {}
-    for error in errors:
-        field_errors.setdefault(error.field, []).append(error.message)
-    bad = set(field_errors)
-    kept = {
-        key: value for key, value in request.args.items() if key in LIST_KEYS and value and key not in bad
-    }
+    field_errors = errors_by_field(errors)
+    kept = kept_filters(request.args, LIST_KEYS, field_errors)
     html = render_template(
         "providers/list.html",
         page=page,
