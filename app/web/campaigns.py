@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from flask import flash, redirect, render_template, request, url_for
-from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -14,6 +14,7 @@ from app.accounts.auth import role_required
 from app.core import clock as localtime
 from app.core.db import get_session
 from app.core.errors import Conflict, InvalidInput
+from app.core.i18n import current_language
 from app.models.campaigns import CampaignWindow
 from app.models.enums import Role
 from app.models.jobs import Job
@@ -21,6 +22,7 @@ from app.registry import providers as provider_service
 from app.reports.charts import Series, bar_chart, render_svg
 from app.trials import campaign_reads, campaigns, servers
 from app.web import bp
+from app.web.actions import act_and_return
 from app.web.jobs import job_link
 from app.web.labels import number
 from app.web.missing import or_404
@@ -178,7 +180,7 @@ def campaign(campaign_id: int) -> Any:
     provider = provider_service.get_provider(session, provider_id=found.provider_id)
     windows = campaign_reads.windows_of(session, campaign_id=found.id)
     outcome = campaign_reads.current_outcome(session, found)
-    locale = str(get_locale() or "zh")
+    locale = current_language()
     return render_template(
         "campaigns/campaign.html",
         campaign=found,
@@ -206,13 +208,11 @@ def campaign(campaign_id: int) -> Any:
 def campaign_cancel(campaign_id: int) -> Any:
     """Cancel the planned windows and stop a running one."""
     or_404(campaign_reads.get_campaign, campaign_id=campaign_id)
-    try:
-        campaigns.cancel_campaign(get_session(), campaign_id=campaign_id)
-    except Conflict as exc:
-        flash(exc.errors[0].message, "warning")
-    else:
-        flash(_("已取消高峰测试"), "info")
-    return redirect(url_for("web.campaign", campaign_id=campaign_id))
+    return act_and_return(
+        partial(campaigns.cancel_campaign, get_session(), campaign_id=campaign_id),
+        _("已取消高峰测试"),
+        url_for("web.campaign", campaign_id=campaign_id),
+    )
 
 
 def campaign_ref(item: dict[str, Any]) -> Any:

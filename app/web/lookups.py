@@ -8,6 +8,7 @@ be reached, the analyst records what the official site showed, with a screenshot
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from flask import current_app, flash, redirect, render_template, request, url_for
@@ -27,6 +28,7 @@ from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job
 from app.registry import providers as provider_service
 from app.web import bp, labels
+from app.web.actions import act_and_return
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view
 from app.web.manual_records import record_by_hand, render_manual_page
@@ -208,15 +210,17 @@ def lookup_answer(lookup_id: int) -> Any:
 def lookup_retry(lookup_id: int) -> Any:
     """Fetch a new captcha for a failed lookup."""
     or_404(service.get_lookup, lookup_id=lookup_id)
-    try:
-        service.retry_lookup(
-            get_session(), lookup_id=lookup_id, user=current_user, max_failures=_max_failures()
-        )
-    except Conflict as exc:
-        flash(exc.errors[0].message, "warning")
-    else:
-        flash(_("已重新获取验证码"), "info")
-    return redirect(url_for("web.lookup_detail", lookup_id=lookup_id))
+    return act_and_return(
+        partial(
+            service.retry_lookup,
+            get_session(),
+            lookup_id=lookup_id,
+            user=current_user,
+            max_failures=_max_failures(),
+        ),
+        _("已重新获取验证码"),
+        url_for("web.lookup_detail", lookup_id=lookup_id),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ by hand

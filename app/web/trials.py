@@ -4,6 +4,7 @@ progress, charts and claims versus measurements, and the comparison of two runs.
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import partial
 from typing import Any
 
 from flask import abort, current_app, flash, jsonify, redirect, render_template, request, url_for
@@ -26,6 +27,7 @@ from app.registry import providers as provider_service
 from app.trials import bench_runs, bench_uploads, measurements, server_addresses
 from app.trials import servers as trials
 from app.web import bp, labels
+from app.web.actions import act_and_return
 from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, figure, run_status
 from app.web.jobs import job_link, job_view
 from app.web.labels import label
@@ -502,13 +504,11 @@ def _other_runs(run: BenchRun) -> list[BenchRun]:
 def bench_run_cancel(run_id: int) -> Any:
     """Cancel a queued run, or ask a running one to stop."""
     or_404(bench_runs.get_run, run_id=run_id)
-    try:
-        bench_runs.cancel_run(get_session(), run_id=run_id)
-    except Conflict as exc:
-        flash(exc.errors[0].message, "warning")
-    else:
-        flash(_("已请求停止测试"), "info")
-    return redirect(url_for("web.bench_run", run_id=run_id))
+    return act_and_return(
+        partial(bench_runs.cancel_run, get_session(), run_id=run_id),
+        _("已请求停止测试"),
+        url_for("web.bench_run", run_id=run_id),
+    )
 
 
 @bp.get("/bench-runs/compare")
