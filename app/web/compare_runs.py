@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from flask import render_template, request
-from flask_babel import get_locale
 from flask_babel import lazy_gettext as _l
 
 from app.accounts.auth import role_required
 from app.core.db import get_session
 from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.i18n import current_language
 from app.credentials import compare_runs as service
 from app.models.enums import Role
 from app.registry.providers import get_provider
@@ -44,23 +44,22 @@ SIDE_VERDICT_LABELS = {**VERDICT_LABELS, "unchecked": _l("未核查")}
 def _sides(session: Any, provider_id: int) -> tuple[Any, Any, list[FieldError], int]:
     """The two sides the URL names (a, b); b defaults to the latest run, a to the one before b."""
     errors: list[FieldError] = []
-    status = 200
-    b = request.args.get("b") or service.latest_run_ref(session, provider_id)
-    after = before = None
-    if b:
+    statuses = [200]
+
+    def load(ref: str | None, name: str) -> Any:
+        if not ref:
+            return None
         try:
-            after = service.load_side(session, provider_id, b, "b")
+            return service.load_side(session, provider_id, ref, name)
         except (InvalidInput, NotFound) as exc:
             errors.extend(exc.errors)
-            status = max(status, exc.status)
+            statuses.append(exc.status)
+            return None
+
+    after = load(request.args.get("b") or service.latest_run_ref(session, provider_id), "b")
     a = request.args.get("a") or (service.previous_ref(session, provider_id, after.ref) if after else None)
-    if a:
-        try:
-            before = service.load_side(session, provider_id, a, "a")
-        except (InvalidInput, NotFound) as exc:
-            errors.extend(exc.errors)
-            status = max(status, exc.status)
-    return before, after, errors, status
+    before = load(a, "a")
+    return before, after, errors, max(statuses)
 
 
 @bp.get("/providers/<int:provider_id>/compare")
@@ -79,7 +78,7 @@ def compare_runs(provider_id: int) -> Any:
         after=after,
         comparison=comparison,
         errors=errors,
-        locale=str(get_locale() or "zh"),
+        locale=current_language(),
         rule_title=rule_title,
         status_labels=STATUS_LABELS,
         status_colours=STATUS_COLOURS,

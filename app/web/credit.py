@@ -4,23 +4,24 @@ and the summary beside the legal identity on the credentials tab (template globa
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
-from flask import flash, redirect, request, url_for
-from flask_babel import get_locale
+from flask import request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
 
 from app.accounts.auth import role_required
 from app.core.db import get_session
+from app.core.i18n import current_language
 from app.credentials import credit as service
 from app.credentials import manual_lookups, verification
 from app.models import Provider
 from app.models.enums import Role
 from app.registry import providers as provider_service
 from app.web import bp
-from app.web.manual_records import record_by_hand, render_manual_page
+from app.web.manual_records import render_manual_page, store_by_hand
 
 SOURCE_LABELS = {
     "gsxt": _l("国家企业信用信息公示系统"),
@@ -65,7 +66,7 @@ def credit_summary(provider: Provider) -> dict[str, Any]:
 def _verification_label(status: str) -> str:
     """A verification status in the UI language (the per-item vocabulary's labels)."""
     zh, en = verification.STATUSES[status]
-    return en if str(get_locale() or "zh") == "en" else zh
+    return en if current_language() == "en" else zh
 
 
 def _timed(data: dict[str, Any], key: str) -> dict[str, Any]:
@@ -118,7 +119,7 @@ def credit_manual_record(provider_id: int) -> Any:
     """Store the record and its screenshot as evidence; back to the credentials tab, which shows it."""
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=provider_id)
-    _record, errors, status = record_by_hand(
+    return store_by_hand(
         lambda screenshot, filename: service.record_manual(
             session,
             provider_id=provider_id,
@@ -127,9 +128,8 @@ def credit_manual_record(provider_id: int) -> Any:
             screenshot=screenshot,
             filename=filename,
             user=current_user,
-        )
+        ),
+        partial(_render_form, provider),
+        _("已记录企业信用查询结果，截图已存为证据"),
+        url_for("web.provider_credentials", provider_id=provider_id) + "#credit",
     )
-    if errors:
-        return _render_form(provider, request.form, errors=errors, status=status)
-    flash(_("已记录企业信用查询结果，截图已存为证据"), "success")
-    return redirect(url_for("web.provider_credentials", provider_id=provider_id) + "#credit")

@@ -6,6 +6,7 @@ wrong tokens are counted per client address (too many: 429 for a while).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from flask import Response, abort, current_app, make_response, render_template, request
@@ -148,33 +149,26 @@ def disclosure_form_page(token: str) -> Any:
     )
 
 
-def _upload_or_404(session: Session, invitation: Invitation, upload_id: int) -> Any:
-    upload = disclosure_uploads.uploads(session, invitation.id).get(upload_id)
-    if upload is None:
+def _serve_upload(token: str, upload_id: int, serve: Callable[[Any, bytes], Response | None]) -> Any:
+    """serve(upload, bytes) for this invitation's upload; 404 with no such upload or when serve gives none."""
+    session = get_session()
+    found = _invitation(session, token)
+    if isinstance(found, Response):
+        return found
+    upload = disclosure_uploads.uploads(session, found.id).get(upload_id)
+    response = serve(upload, disclosure_uploads.body(session, upload)) if upload is not None else None
+    if response is None:
         abort(404)
-    return upload
+    return response
 
 
 @bp.get(TOKEN + "/files/<int:upload_id>")
 def disclosure_file(token: str, upload_id: int) -> Any:
     """One of this invitation's uploads, as a download (never shown in the browser)."""
-    session = get_session()
-    found = _invitation(session, token)
-    if isinstance(found, Response):
-        return found
-    upload = _upload_or_404(session, found, upload_id)
-    return disclosure_uploads.attachment(upload, disclosure_uploads.body(session, upload))
+    return _serve_upload(token, upload_id, disclosure_uploads.attachment)
 
 
 @bp.get(TOKEN + "/files/<int:upload_id>/thumb")
 def disclosure_thumbnail(token: str, upload_id: int) -> Any:
     """A re-encoded PNG thumbnail of an uploaded picture."""
-    session = get_session()
-    found = _invitation(session, token)
-    if isinstance(found, Response):
-        return found
-    upload = _upload_or_404(session, found, upload_id)
-    response = disclosure_uploads.thumbnail(disclosure_uploads.body(session, upload))
-    if response is None:
-        abort(404)
-    return response
+    return _serve_upload(token, upload_id, lambda _upload, body: disclosure_uploads.thumbnail(body))

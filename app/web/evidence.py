@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from flask import Response, abort, flash, redirect, render_template, request, url_for
@@ -23,6 +24,7 @@ from app.core import clock as localtime
 from app.core import jobs
 from app.core.db import get_session
 from app.core.errors import InvalidInput
+from app.core.i18n import current_language
 from app.core.limits import parse_id
 from app.credentials import evidence as service
 from app.credentials import footer_manual, manual_lookups
@@ -34,7 +36,7 @@ from app.registry import providers as provider_service
 from app.web import bp, labels
 from app.web.credentials import credentials_panel
 from app.web.jobs import job_link, job_view
-from app.web.manual_records import record_by_hand, render_manual_page
+from app.web.manual_records import render_manual_page, store_by_hand
 from app.web.missing import or_404
 from app.web.nav import provider_tab
 from scrapers.official import sniff_image
@@ -54,10 +56,8 @@ TEXT_TYPES = (
 
 def purpose_label(purpose: str) -> str:
     """The purpose in the UI language."""
-    from flask_babel import get_locale
-
     zh, en = service.PURPOSES.get(purpose, (purpose, purpose))
-    return en if str(get_locale() or "zh") == "en" else zh
+    return en if current_language() == "en" else zh
 
 
 # Why a fetch failed (scrapers.http / scrapers.official error codes), as a short label.
@@ -307,7 +307,7 @@ def footer_manual_record(provider_id: int) -> Any:
     """Store the footer text and screenshot as the latest footer evidence; the check re-runs on it."""
     session = get_session()
     provider = provider_service.get_provider(session, provider_id=provider_id)
-    _record, errors, status = record_by_hand(
+    return store_by_hand(
         lambda screenshot, filename: footer_manual.record_footer(
             session,
             provider_id=provider_id,
@@ -315,12 +315,11 @@ def footer_manual_record(provider_id: int) -> Any:
             screenshot=screenshot,
             filename=filename,
             user=current_user,
-        )
+        ),
+        partial(_render_footer_manual, provider),
+        _("已记录页脚，截图已存为证据"),
+        url_for("web.provider_credentials", provider_id=provider_id),
     )
-    if errors:
-        return _render_footer_manual(provider, request.form, errors, status)
-    flash(_("已记录页脚，截图已存为证据"), "success")
-    return redirect(url_for("web.provider_credentials", provider_id=provider_id))
 
 
 def _preview(evidence: Evidence) -> dict[str, Any]:

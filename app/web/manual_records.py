@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import render_template
+from flask import flash, redirect, render_template, request
 
 from app.core.db import get_session
 from app.core.errors import InvalidInput
@@ -47,3 +47,14 @@ def record_by_hand(store: Callable[[bytes, str | None], T]) -> tuple[T | None, d
     except InvalidInput as exc:
         get_session().rollback()
         return None, {error.field: error.message for error in exc.errors}, exc.status
+
+
+def store_by_hand(
+    store: Callable[[bytes, str | None], object], form_again: Callable[..., Any], done: str, back: str
+) -> Any:
+    """Store the posted record (record_by_hand), flash `done`, go `back`; bad input shows the form again."""
+    _record, errors, status = record_by_hand(store)
+    if errors:
+        return form_again(request.form, errors=errors, status=status)
+    flash(done, "success")
+    return redirect(back)

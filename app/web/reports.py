@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from flask import Response, abort, current_app, flash, redirect, render_template, request, url_for
-from flask_babel import get_locale
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -15,12 +16,12 @@ from sqlmodel import Session, col, select
 from app.accounts.auth import has_role, role_required
 from app.core.db import get_session
 from app.core.errors import Conflict, InvalidInput
+from app.core.i18n import current_language
 from app.credentials import report_exports as service
 from app.credentials.verdicts import LEVELS, ProviderVerdict, verdict_of
 from app.models.enums import Role
 from app.models.reports import ExportRecord, ReportKind
 from app.registry.providers import get_provider
-from app.reports.labels import LANGUAGES
 from app.reports.pdf import renderer_for_settings
 from app.web import bp
 from app.web.nav import provider_tab
@@ -32,11 +33,6 @@ LANGUAGE_NAMES = {"zh": _l("中文"), "en": _l("英文")}
 
 def _author() -> service.Author:
     return service.Author(id=current_user.id, name=current_user.username)
-
-
-def _default_language() -> str:
-    locale = str(get_locale() or "zh")
-    return locale if locale in LANGUAGES else "zh"
 
 
 # Where a provider report's snapshot keeps the shared verdict it printed (app.credentials.report_inputs).
@@ -77,16 +73,29 @@ def _provider_page(provider_id: int, *, errors: list[str] | None = None, status:
     session = get_session()
     provider = get_provider(session, provider_id=provider_id)
     exports = service.list_exports(session, kind=ReportKind.provider, subject_id=provider_id)
-    html = render_template(
+    return _exports_page(
         "reports/provider.html",
+        exports,
+        errors,
+        status,
         provider=provider,
         verdict=verdict_of(session, provider_id),
-        exports=exports,
         export_verdicts=export_verdicts(session, exports),
+    )
+
+
+def _exports_page(
+    template: str, exports: list[ExportRecord], errors: list[str] | None, status: int, **subject: Any
+) -> Any:
+    """A subject's exported reports with their download buttons, and the export form for analysts."""
+    html = render_template(
+        template,
+        exports=exports,
         languages=LANGUAGE_NAMES,
-        default_language=_default_language(),
+        default_language=current_language(),
         can_export=has_role(current_user, Role.analyst),
         errors=errors or [],
+        **subject,
     )
     return html, status
 
@@ -102,19 +111,27 @@ def provider_reports(provider_id: int) -> Any:
 @role_required(Role.analyst)
 def provider_report_export(provider_id: int) -> Any:
     """Export the provider report as PDF (recorded), then return to the list."""
+    return _export(
+        partial(service.export_provider_report, provider_id=provider_id),
+        partial(_provider_page, provider_id),
+        url_for("web.provider_reports", provider_id=provider_id),
+    )
+
+
+def _export(export: Callable[..., ExportRecord], page: Callable[..., Any], back: str) -> Any:
+    """Export a report in the language the form asks for, then go `back`; refused input shows `page` why."""
     settings = current_app.config["GPUVET_SETTINGS"]
     try:
-        record = service.export_provider_report(
+        record = export(
             get_session(),
-            provider_id=provider_id,
             language=request.form.get("lang", ""),
             author=_author(),
             renderer=renderer_for_settings(settings),
         )
     except (InvalidInput, Conflict) as exc:
-        return _provider_page(provider_id, errors=[error.message for error in exc.errors], status=exc.status)
+        return page(errors=[error.message for error in exc.errors], status=exc.status)
     _flash_export(record)
-    return redirect(url_for("web.provider_reports", provider_id=provider_id))
+    return redirect(back)
 
 
 def _flash_export(record: ExportRecord) -> None:
@@ -142,7 +159,7 @@ def provider_report_view(provider_id: int) -> Any:
     html = service.provider_report_html(
         get_session(),
         provider_id=provider_id,
-        language=request.args.get("lang") or _default_language(),
+        language=request.args.get("lang") or current_language(),
         author=_author(),
         toolbar=_toolbar(back, _("返回报告列表")),
     )
@@ -197,16 +214,7 @@ def _case_page(case_id: int, *, errors: list[str] | None = None, status: int = 2
     session = get_session()
     case = get_case(session, case_id=case_id)
     exports = service.list_exports(session, kind=ReportKind.case, subject_id=case_id)
-    html = render_template(
-        "reports/case.html",
-        case=case,
-        exports=exports,
-        languages=LANGUAGE_NAMES,
-        default_language=_default_language(),
-        can_export=has_role(current_user, Role.analyst),
-        errors=errors or [],
-    )
-    return html, status
+    return _exports_page("reports/case.html", exports, errors, status, case=case)
 
 
 def _require_cases() -> None:
@@ -227,19 +235,11 @@ def case_reports(case_id: int) -> Any:
 def case_report_export(case_id: int) -> Any:
     """Export the case report as PDF (recorded), then return to the list."""
     _require_cases()
-    settings = current_app.config["GPUVET_SETTINGS"]
-    try:
-        record = service.export_case_report(
-            get_session(),
-            case_id=case_id,
-            language=request.form.get("lang", ""),
-            author=_author(),
-            renderer=renderer_for_settings(settings),
-        )
-    except (InvalidInput, Conflict) as exc:
-        return _case_page(case_id, errors=[error.message for error in exc.errors], status=exc.status)
-    _flash_export(record)
-    return redirect(url_for("web.case_reports", case_id=case_id))
+    return _export(
+        partial(service.export_case_report, case_id=case_id),
+        partial(_case_page, case_id),
+        url_for("web.case_reports", case_id=case_id),
+    )
 
 
 @bp.get("/cases/<int:case_id>/report")
@@ -251,7 +251,7 @@ def case_report_view(case_id: int) -> Any:
     return service.case_report_html(
         get_session(),
         case_id=case_id,
-        language=request.args.get("lang") or _default_language(),
+        language=request.args.get("lang") or current_language(),
         author=_author(),
         toolbar=_toolbar(back, _("返回报告列表")),
     )
