@@ -12,7 +12,7 @@ from app.advice.answers import Answers
 from app.advice.questionnaire import STEP_KEYS
 from app.api import bp
 from app.api.body import json_object
-from app.api.routing import MAX_ID, api_route
+from app.api.routing import MAX_ID, api_route, reply
 from app.cases import cases as service
 from app.core.clock import aware
 from app.core.db import get_session
@@ -125,7 +125,7 @@ def _step_link(case_id: int) -> Any:
     return lambda step: url_for("web.case_step", case_id=case_id, step=step) if step in STEP_KEYS else None
 
 
-def _case_response(case: ProcurementCase, status: int = 200) -> Response:
+def _case_response(case: ProcurementCase, status: int = 200, location: str | None = None) -> Response:
     session = get_session()
     advice = None
     if case.complete:
@@ -140,10 +140,7 @@ def _case_response(case: ProcurementCase, status: int = 200) -> Response:
         "answers": case.answers,
         "advice": advice,
     }
-    response = jsonify(body)
-    response.status_code = status
-    response.set_etag(str(case.version))
-    return response
+    return reply(body, status, version=case.version, location=location)
 
 
 @api_route(
@@ -165,9 +162,7 @@ def create_case() -> Response:
     case = service.create_case(
         get_session(), answers=json_object(), owner=service.Actor(user.id, user.username)
     )
-    response = _case_response(case, 201)
-    response.headers["Location"] = url_for("api.get_case", case_id=case.id)
-    return response
+    return _case_response(case, 201, url_for("api.get_case", case_id=case.id))
 
 
 @api_route(

@@ -12,7 +12,7 @@ from app.api import bp
 from app.api.body import if_match_version as _if_match
 from app.api.body import json_object
 from app.api.errors import ApiError
-from app.api.routing import MAX_ID, api_route
+from app.api.routing import MAX_ID, api_route, reply
 from app.api.schemas import (
     AuditEntryList,
     AuditEntryPublic,
@@ -48,14 +48,13 @@ def verdict_json(verdict: ProviderVerdict) -> dict[str, Any]:
     return VerdictPublic.model_validate(verdict.to_dict()).model_dump(mode="json")
 
 
-def _provider_response(provider: Provider, status: int = 200, *, with_verdict: bool = False) -> Response:
+def _provider_response(
+    provider: Provider, status: int = 200, *, with_verdict: bool = False, location: str | None = None
+) -> Response:
     body = provider_json(provider)
     if with_verdict:
         body["verdict"] = verdict_json(verdict_of(get_session(), provider.id))
-    response = jsonify(body)
-    response.status_code = status
-    response.set_etag(str(provider.version))
-    return response
+    return reply(body, status, version=provider.version, location=location)
 
 
 def _version_mismatch() -> ApiError:
@@ -109,9 +108,7 @@ def list_providers() -> Response:
 def create_provider() -> Response:
     """Nested records are created with the provider; an offer may name a new datacenter by datacenter_name."""
     provider = svc.create_provider(get_session(), data=json_object())
-    response = _provider_response(provider, 201)
-    response.headers["Location"] = url_for("api.get_provider", provider_id=provider.id)
-    return response
+    return _provider_response(provider, 201, location=url_for("api.get_provider", provider_id=provider.id))
 
 
 @api_route(

@@ -134,8 +134,17 @@ def api_route(
 
 def created(body: Any, location: str | None = None, status: int = 201) -> Response:
     """The JSON reply for something made (201) or started (202), with its address when it has one."""
+    return reply(body, status, location=location)
+
+
+def reply(
+    body: Any, status: int = 200, *, version: int | None = None, location: str | None = None
+) -> Response:
+    """A JSON reply; a versioned record's version is its ETag, and a record just made gives its address."""
     response = jsonify(body)
     response.status_code = status
+    if version is not None:
+        response.set_etag(str(version))
     if location:
         response.headers["Location"] = location
     return response
