@@ -9,9 +9,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterator
 from enum import StrEnum
+from operator import attrgetter
 from typing import Annotated, Any, Optional
 
 from flask_babel import gettext
+from flask_babel import lazy_gettext as _l
+from flask_babel.speaklater import LazyString
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -308,13 +311,31 @@ def _missing(path: str, why: str) -> FieldError:
     return FieldError(path, gettext("必填项：%(why)s", why=why))
 
 
-@kind_rule("workload")
-def _batch_kind(answers: Answers) -> Iterator[FieldError]:
-    if answers.kind == WorkloadKind.offline_batch and answers.workload.batch_kind is None:
-        yield _missing(
-            "workload.batch_kind",
-            gettext("离线任务须说明是训练还是渲染"),
-        )
+def _require(path: str, applies: Callable[[Answers], bool], why: LazyString) -> None:
+    """Register a kind rule: the answer at `path` ("section.field") is required when `applies(answers)`."""
+    section, field = path.split(".")
+
+    def check(answers: Answers) -> Iterator[FieldError]:
+        if applies(answers) and getattr(getattr(answers, section), field) is None:
+            yield _missing(path, str(why))
+
+    kind_rule(section)(check)
+
+
+def _kind_is(*kinds: WorkloadKind) -> Callable[[Answers], bool]:
+    """Whether the workload is of one of `kinds`."""
+    return lambda answers: answers.kind in kinds
+
+
+_OFFLINE_BATCH = _kind_is(WorkloadKind.offline_batch)
+_DISTRIBUTED = _kind_is(WorkloadKind.distributed_training)
+_NOT_INFERENCE = _kind_is(
+    WorkloadKind.distributed_training, WorkloadKind.single_node_training, WorkloadKind.offline_batch
+)
+_TRAINS = attrgetter("trains")
+
+# The kind rules run (and list their errors) in the order they are registered below.
+_require("workload.batch_kind", _OFFLINE_BATCH, _l("离线任务须说明是训练还是渲染"))
 
 
 @kind_rule("compute")
@@ -329,31 +350,9 @@ def _nodes(answers: Answers) -> Iterator[FieldError]:
         )
 
 
-@kind_rule("model")
-def _parameters(answers: Answers) -> Iterator[FieldError]:
-    if answers.kind == WorkloadKind.distributed_training and answers.model.parameters_billion is None:
-        yield _missing(
-            "model.parameters_billion",
-            gettext("估算梯度同步流量需要参数量"),
-        )
-
-
-@kind_rule("model")
-def _step_time(answers: Answers) -> Iterator[FieldError]:
-    if answers.kind == WorkloadKind.distributed_training and answers.model.target_step_seconds is None:
-        yield _missing(
-            "model.target_step_seconds",
-            gettext("估算所需内网带宽需要目标步长"),
-        )
-
-
-@kind_rule("data")
-def _data(answers: Answers) -> Iterator[FieldError]:
-    if answers.kind != WorkloadKind.interactive_inference and answers.data.dataset_gb is None:
-        yield _missing(
-            "data.dataset_gb",
-            gettext("训练和离线任务须给出数据集大小"),
-        )
+_require("model.parameters_billion", _DISTRIBUTED, _l("估算梯度同步流量需要参数量"))
+_require("model.target_step_seconds", _DISTRIBUTED, _l("估算所需内网带宽需要目标步长"))
+_require("data.dataset_gb", _NOT_INFERENCE, _l("训练和离线任务须给出数据集大小"))
 
 
 @kind_rule("site")
@@ -387,19 +386,8 @@ def _model_time(answers: Answers) -> Iterator[FieldError]:
         )
 
 
-@kind_rule("checkpoint")
-def _checkpoint_size(answers: Answers) -> Iterator[FieldError]:
-    if answers.trains and answers.checkpoint.size_gb is None:
-        yield _missing("checkpoint.size_gb", gettext("训练须给出检查点大小"))
-
-
-@kind_rule("checkpoint")
-def _checkpoint_stall(answers: Answers) -> Iterator[FieldError]:
-    if answers.trains and answers.checkpoint.acceptable_stall_seconds is None:
-        yield _missing(
-            "checkpoint.acceptable_stall_seconds",
-            gettext("训练须给出保存检查点时可接受的停顿"),
-        )
+_require("checkpoint.size_gb", _TRAINS, _l("训练须给出检查点大小"))
+_require("checkpoint.acceptable_stall_seconds", _TRAINS, _l("训练须给出保存检查点时可接受的停顿"))
 
 
 def _judged(check: KindRule, answers: Answers) -> list[FieldError]:
