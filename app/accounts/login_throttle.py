@@ -31,12 +31,13 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
 
 from app.accounts import users
+from app.core import clock
 from app.core.clock import aware
 from app.core.db import insert_new_rows
 from app.models import LoginFailure
@@ -136,7 +137,7 @@ def _record(session: Session, attempt: Attempt, now: datetime) -> int:
 def admit(session: Session, *, username: str, address: str) -> Attempt:
     """Record the attempt as a failure, then raise Throttled when a limit (see the module) refuses it."""
     attempt = Attempt(*_key(username, address))
-    now = datetime.now(UTC)
+    now = clock.now()
     mine = _record(session, attempt, now)
     pair = (LoginFailure.username == attempt.username) & (LoginFailure.address == attempt.address)
     wait = max(
@@ -164,7 +165,7 @@ def succeeded(session: Session, attempt: Attempt) -> None:
     """A good password: forget this account's failures from this address (others' stay counted), know it."""
     _forget(session, (LoginFailure.username == attempt.username) & (LoginFailure.address == attempt.address))
     try:
-        _note_known(session, attempt, datetime.now(UTC))
+        _note_known(session, attempt, clock.now())
     except sa.exc.OperationalError as exc:
         session.rollback()
         log.warning("login address not noted: %s", exc.orig)
@@ -183,7 +184,7 @@ def _note_known(session: Session, attempt: Attempt, now: datetime) -> None:
 
 def failed(session: Session, attempt: Attempt) -> None:
     """A wrong password (the attempt stays counted): a burst of them tells the owner."""
-    since = datetime.now(UTC) - WINDOW
+    since = clock.now() - WINDOW
     recent = (LoginFailure.username == attempt.username) & (LoginFailure.failed_at > since)
     failures, addresses = session.exec(
         select(func.count(), func.count(sa.distinct(LoginFailure.address))).where(recent)

@@ -8,13 +8,14 @@ import hashlib
 import logging
 import secrets
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from flask_babel import gettext as _
 from sqlmodel import Session, select
 
 from app.accounts import passwords
+from app.core import clock
 from app.core.clock import aware
 from app.core.db import insert_new_rows
 from app.core.errors import Conflict, InvalidInput, NotFound
@@ -81,7 +82,7 @@ def revoke_all_tokens(session: Session, user: User) -> None:
     session.execute(
         sa.update(ApiToken)
         .where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
-        .values(revoked_at=datetime.now(UTC))
+        .values(revoked_at=clock.now())
     )
 
 
@@ -104,7 +105,7 @@ def token_state(api_token: ApiToken, now: datetime | None = None) -> str:
     if api_token.revoked_at is not None:
         return "revoked"
     expires = aware(api_token.expires_at)
-    if expires is not None and expires <= (now or datetime.now(UTC)):
+    if expires is not None and expires <= (now or clock.now()):
         return "expired"
     return "active"
 
@@ -114,7 +115,7 @@ def _expiry(expires_days: int | None) -> datetime | None:
         return None
     if isinstance(expires_days, bool) or not 1 <= expires_days <= MAX_TOKEN_DAYS:
         raise InvalidInput(_("有效天数须为 1-%(most)s", most=MAX_TOKEN_DAYS), field="expires_days")
-    return datetime.now(UTC) + timedelta(days=expires_days)
+    return clock.now() + timedelta(days=expires_days)
 
 
 def issue_token(session: Session, *, username: str, expires_days: int | None = None) -> str:
@@ -141,7 +142,7 @@ def revoke_token(session: Session, *, token_id: int, owner_id: int | None = None
     if api_token is None or (owner_id is not None and api_token.user_id != owner_id):
         raise NotFound(_("令牌 %(id)s 不存在", id=token_id), field="id")
     if api_token.revoked_at is None:
-        api_token.revoked_at = datetime.now(UTC)
+        api_token.revoked_at = clock.now()
         session.commit()
     return api_token
 
@@ -177,7 +178,7 @@ def _short_lock_wait(connection: sa.Connection) -> Iterator[None]:
 def note_token_use(engine: sa.Engine, api_token: ApiToken) -> None:
     """Write last_used_at at most once a minute, on its own connection; a locked database is only logged."""
     # The caller's session is never written, so an API read never needs the write lock.
-    now = datetime.now(UTC)
+    now = clock.now()
     last = aware(api_token.last_used_at)
     if last is not None and now - last < TOKEN_TOUCH_INTERVAL:
         return
@@ -248,7 +249,7 @@ def notify_failed_logins(
     user = session.exec(select(User).where(User.username == username)).first()
     if user is None:
         return False
-    now = datetime.now(UTC)
+    now = clock.now()
     recent = select(AccountNotice.id).where(
         AccountNotice.user_id == user.id,
         AccountNotice.kind == LOGIN_FAILURES,
@@ -295,7 +296,7 @@ def mark_notices_read(session: Session, user_id: int) -> int:
     statement = (
         sa.update(AccountNotice)
         .where(AccountNotice.user_id == user_id, AccountNotice.read_at.is_(None))
-        .values(read_at=datetime.now(UTC))
+        .values(read_at=clock.now())
     )
     changed = session.execute(statement).rowcount
     session.commit()

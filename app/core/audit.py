@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.orm import Session as OrmSession
 
+from app.core import clock
 from app.models import AuditEntry, Provider
 
 # Bookkeeping columns and secrets are never copied into the audit trail; a table adds its own
@@ -81,7 +82,7 @@ def _provider_id(obj: Any) -> int | None:
 
 def _entry(obj: Any, action: str, changes: dict, actor: tuple[int | None, str]) -> dict:
     return {
-        "at": datetime.now().astimezone(),
+        "at": clock.now(),
         "actor_id": actor[0],
         "actor_name": actor[1],
         "action": action,

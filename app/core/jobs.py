@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -39,6 +39,7 @@ from flask_babel import force_locale, get_locale
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.core.clock import aware
 from app.core.errors import Conflict, InvalidInput, ServiceError
 from app.core.records import get_or_404
@@ -125,10 +126,6 @@ def job_result_outcome(outcome: str, message_zh: str = "", message_en: str = "")
     """The outcome fields a job function adds to its result dict ("ok", "failed" or "problems")."""
     assert outcome in ("ok", "failed", "problems")
     return {"outcome": outcome, "outcome_message_zh": message_zh, "outcome_message_en": message_en}
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 @contextmanager
@@ -317,7 +314,7 @@ def recent_jobs(
 def report_progress(session: Session, job: Job, *, done: int, total: int, current: str = "") -> None:
     """Record progress {done, total, current} and commit the job's session (call between units of work)."""
     job.progress = {"done": int(done), "total": int(total), "current": str(current)[:300]}
-    job.heartbeat_at = _now()
+    job.heartbeat_at = clock.now()
     session.add(job)
     session.commit()
 
@@ -343,7 +340,7 @@ def cancel(session: Session, job_id: int) -> Job:
     job = get_job(session, job_id=job_id)
     if job.state == JobState.queued:
         job.state = JobState.cancelled
-        job.finished_at = _now()
+        job.finished_at = clock.now()
         job.cancel_requested = True
     elif job.state == JobState.running:
         job.cancel_requested = True
@@ -373,7 +370,7 @@ class _Heartbeat(threading.Thread):
                     connection.execute(
                         sa.update(table)
                         .where(table.c.id == self.job_id, table.c.state == JobState.running)
-                        .values(heartbeat_at=_now())
+                        .values(heartbeat_at=clock.now())
                     )
             except Exception:  # a missed beat is not fatal; the next one may succeed
                 logger.warning("heartbeat of job %s failed", self.job_id, exc_info=True)
@@ -382,7 +379,7 @@ class _Heartbeat(threading.Thread):
 def _claim(engine: sa.Engine, job_id: int, worker: str) -> bool:
     """queued -> running in one statement, so a job delivered twice runs once."""
     table = Job.__table__
-    now = _now()
+    now = clock.now()
     with engine.begin() as connection:
         claimed = connection.execute(
             sa.update(table)
@@ -404,7 +401,7 @@ def _finish(engine: sa.Engine, job_id: int, **values: Any) -> None:
         connection.execute(
             sa.update(table)
             .where(table.c.id == job_id, table.c.state == JobState.running)
-            .values(finished_at=_now(), **values)
+            .values(finished_at=clock.now(), **values)
         )
 
 
@@ -452,7 +449,7 @@ def recover_jobs(engine: sa.Engine, *, app: Any, stale_after: timedelta) -> dict
     """Mark running jobs whose worker is gone interrupted (idempotent kinds: queued again) and hand
     queued jobs missing from the queue's storage back to it. Returns the ids touched."""
     kinds = load_kinds()
-    now = _now()
+    now = clock.now()
     touched: dict[str, list[int]] = {"interrupted": [], "requeued": []}
     with Session(engine, expire_on_commit=False) as session:
         for job in session.exec(select(Job).where(Job.state == JobState.running)).all():

@@ -24,7 +24,6 @@ from app.credentials.batch_facts import gather_many
 from app.credentials.checks import Evaluation, evaluate_loaded, finding_row, run_row, session_actor
 from app.models import Provider, latest_runs
 from app.models.checks import CheckRun, StoredFinding
-from app.models.provider import utcnow
 from app.registry.providers import with_children
 from benchmarks.gc_pause import without_gc
 
@@ -98,7 +97,7 @@ def store_many(
     previous = _previous_runs(session, [evaluation.provider.id for evaluation in evaluations])  # type: ignore[misc]
     previous_findings = _findings_of(session, [run_id for run_id, _verdict in previous.values()])
     rows = [
-        run_row(evaluation, actor=actor, job_id=job_id) | {"created_at": utcnow()}
+        run_row(evaluation, actor=actor, job_id=job_id) | {"created_at": clock.now()}
         for evaluation in evaluations
     ]
     run_ids = _insert_runs(session, rows)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from flask_babel import gettext as _
 from sqlmodel import Session, col, func, select
 
+from app.core import clock
 from app.core.clock import aware
 from app.core.errors import FieldError, InvalidInput, NotFound
 from app.core.events import EvidenceChanged, publish
@@ -289,7 +290,7 @@ def record_manual(
     provider = session.get(Provider, provider_id)
     if provider is None:
         raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
-    now = datetime.now(UTC)
+    now = clock.now()
     entry, body, content_type = entry_and_screenshot(
         lambda: read_entry(values, enforcements, provider, now), screenshot
     )
@@ -414,7 +415,7 @@ def credit_verification(
     assert looked is not None
     if record.uscc != (provider.uscc or ""):
         status = CONTRADICTED
-    elif (now or datetime.now(UTC)) - looked > timedelta(days=max_age):
+    elif (now or clock.now()) - looked > timedelta(days=max_age):
         status = EXPIRED
     else:
         status = BY_HAND if record.method == CreditMethod.manual else VERIFIED

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from flask_babel import gettext as _
 from sqlmodel import Session
 
+from app.core import clock
 from app.core.errors import FieldError, InvalidInput, NotFound
 from app.core.events import EvidenceChanged, publish
 from app.credentials.manual_lookups import (
@@ -72,7 +73,7 @@ def record_footer(
     provider = session.get(Provider, provider_id)
     if provider is None:
         raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
-    now = datetime.now(UTC)
+    now = clock.now()
     entry, body, content_type = entry_and_screenshot(
         lambda: read_footer_entry(values, provider, now), screenshot
     )

@@ -18,13 +18,14 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from flask_babel import force_locale, get_locale
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.core.clock import aware
 from app.core.errors import Conflict, InvalidInput, NotFound
 from app.core.events import EvidenceChanged, publish
@@ -127,10 +128,6 @@ def message_text(lookup: Lookup, locale: str | None = None) -> str:
         return translate(stored)
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def _actor(user: Any) -> tuple[int | None, str]:
     return (user.id, user.username) if user is not None else (None, "system")
 
@@ -208,7 +205,7 @@ def latest_completed(session: Session, *, provider_id: int, kind: LookupKind) ->
 
 # ------------------------------------------------------------------------------------------------ page side
 def _cooling_down(session: Session, kind: LookupKind, max_failures: int) -> Lookup | None:
-    since = _now() - COOL_DOWN
+    since = clock.now() - COOL_DOWN
     return session.exec(
         select(Lookup)
         .where(Lookup.kind == kind, Lookup.failures >= max_failures, Lookup.updated_at >= since)
@@ -261,7 +258,7 @@ def submit_answer(session: Session, *, lookup_id: int, answer: Any, user: Any) -
     if lookup.state != LookupState.awaiting_answer or not lookup.captcha_uuid:
         raise Conflict(_("当前没有等待作答的验证码，请刷新页面"), field="answer")
     cleaned = clean_answer(LookupKind(lookup.kind), answer)
-    lookup.state, lookup.message, lookup.updated_at = LookupState.checking, None, _now()
+    lookup.state, lookup.message, lookup.updated_at = LookupState.checking, None, clock.now()
     lookup.captcha_extra = {**(lookup.captcha_extra or {}), "message": None}
     session.add(lookup)
     session.commit()
@@ -289,7 +286,7 @@ def retry_lookup(session: Session, *, lookup_id: int, user: Any, max_failures: i
         raise Conflict(_("此查询因验证码答错过多而停止，请稍后新建查询"), field="lookup_id")
     if not can_retry(session, lookup, max_failures=max_failures):
         raise Conflict(_("只有失败或中断的查询可以重试"), field="lookup_id")
-    lookup.state, lookup.message, lookup.updated_at = LookupState.pending, None, _now()
+    lookup.state, lookup.message, lookup.updated_at = LookupState.pending, None, clock.now()
     lookup.captcha_extra = {}
     session.add(lookup)
     session.commit()
@@ -320,7 +317,7 @@ class _Step:
         lookup = self.lookup
         with force_locale("zh"):
             text = translate(message)
-        lookup.state, lookup.message, lookup.updated_at = state, text, _now()
+        lookup.state, lookup.message, lookup.updated_at = state, text, clock.now()
         lookup.captcha_extra = {**(lookup.captcha_extra or {}), "message": message}
         self.session.add(lookup)
         self.session.commit()
@@ -418,7 +415,7 @@ class _Step:
         result = self.recorder.last(purpose)
         lookup.records = records
         lookup.result_evidence_id = result.id if result is not None else None
-        lookup.completed_at = _now()
+        lookup.completed_at = clock.now()
         self.save(LookupState.completed, message_of("completed", n=len(records)))
 
 

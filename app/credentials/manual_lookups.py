@@ -20,6 +20,7 @@ from typing import Any
 from flask_babel import gettext as _
 from sqlmodel import Session
 
+from app.core import clock
 from app.core.clock import aware, to_local, zone_name
 from app.core.errors import FieldError, InvalidInput, NotFound
 from app.core.events import EvidenceChanged, publish
@@ -300,7 +301,7 @@ def record_manual(
     from app.credentials.lookups import parse_kind
 
     kind = parse_kind(kind)
-    now = datetime.now(UTC)
+    now = clock.now()
     entry, body, content_type = entry_and_screenshot(
         lambda: read_entry(values, kind, provider, now), screenshot
     )
@@ -397,11 +398,11 @@ def manual_info(lookup: Lookup) -> dict[str, Any] | None:
 
 def local_now_text() -> str:
     """Now in the display zone as the looked_at form field wants it (YYYY-MM-DDTHH:MM)."""
-    return to_local(datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M")
+    return to_local(clock.now()).strftime("%Y-%m-%dT%H:%M")
 
 
 def zone_label() -> str:
     """The display zone's offset ('UTC+8'), which a looked_at without offset is read in."""
     from app.core.clock import offset_label
 
-    return offset_label(to_local(datetime.now(UTC)))
+    return offset_label(to_local(clock.now()))

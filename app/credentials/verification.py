@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlmodel import Session
 
+from app.core import clock
 from app.core.clock import aware
 from app.credentials.manual_lookups import manual_info
 from app.credentials.verification_evidence import ItemEvidence, read_evidence
@@ -548,7 +549,7 @@ def verifications_of(
     ids = sorted(set(provider_ids))
     if not ids:
         return {}
-    now = now or datetime.now(UTC)
+    now = now or clock.now()
     found = read_evidence(session, ids, now.date(), check_run_ids)
     max_age = timedelta(days=max_age_days())
     return {provider_id: _provider_items(provider_id, found, now, max_age) for provider_id in ids}

@@ -12,13 +12,13 @@ import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from flask_babel import gettext as _
 from pydantic import ValidationError
 from sqlmodel import Session
 
+from app.core import clock
 from app.core.errors import InvalidInput, from_validation_error
 from app.disclosure import invitations
 from app.disclosure import uploads as disclosure_uploads
@@ -292,10 +292,6 @@ def store_files(
     state.uploads = disclosure_uploads.uploads(session, invitation.id)  # replaced files are gone
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def save(
     session: Session, invitation: Invitation, state: FormState, *, submit: bool, address: str = ""
 ) -> bool:
@@ -303,11 +299,11 @@ def save(
     model = validate(state)
     state.rows = rows_for(state.values, state.rows)
     invitation.draft = {"values": dict(state.values), "rows": dict(state.rows)}
-    invitation.saved_at = _now()
+    invitation.saved_at = clock.now()
     if submit and model is not None:
         invitation.answers = model.dump()
         invitation.status = InvitationStatus.submitted.value
-        invitation.submitted_at = _now()
+        invitation.submitted_at = clock.now()
         invitations.log(session, invitation, "submitted", address=address, states=model.answer_states())
         session.commit()
         return True
@@ -322,7 +318,7 @@ def save(
 def viewed(session: Session, invitation: Invitation, *, address: str = "") -> None:
     """Record a view; the first one moves a sent invitation to opened."""
     if invitation.opened_at is None:
-        invitation.opened_at = _now()
+        invitation.opened_at = clock.now()
     if invitation.status == InvitationStatus.sent.value:
         invitation.status = InvitationStatus.opened.value
     invitations.log(session, invitation, "viewed", address=address)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from flask import current_app, has_app_context, has_request_context, url_for
@@ -18,6 +18,7 @@ from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.core.clock import aware, when
 from app.core.errors import InvalidInput, NotFound, from_validation_error
 from app.core.records import get_or_404
@@ -108,13 +109,9 @@ def site_link(path: str) -> str:
     return public + path if public else path
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 def state(invitation: Invitation, now: datetime | None = None) -> str:
     """The status to show: the stored one, or `expired` once the link is past its time (unless final)."""
-    now = now or _now()
+    now = now or clock.now()
     final = (
         InvitationStatus.revoked.value,
         InvitationStatus.reviewed.value,
@@ -196,7 +193,7 @@ def create(
         legal_name=legal_name or "",
         email=payload.email or "",
         token_hash=token_hash(token),
-        expires_at=_now() + timedelta(days=days),
+        expires_at=clock.now() + timedelta(days=days),
         created_by_id=actor_id,
         created_by_name=actor_name[:60],
     )
@@ -232,7 +229,7 @@ class TooManyGuesses(Exception):
 def check_guesses(session: Session, address: str) -> None:
     """Raise TooManyGuesses when this address sent the allowed number of wrong tokens within the window."""
     limit = _settings().disclosure_token_guesses
-    since = _now() - GUESS_WINDOW
+    since = clock.now() - GUESS_WINDOW
     times = session.exec(
         select(LoginFailure.failed_at)
         .where(LoginFailure.username == GUESS_MARK, LoginFailure.address == (address or "-")[:64])
@@ -241,12 +238,12 @@ def check_guesses(session: Session, address: str) -> None:
         .limit(limit)
     ).all()
     if len(times) >= limit:
-        raise TooManyGuesses(max(1, int((aware(times[-1]) + GUESS_WINDOW - _now()).total_seconds()) + 1))
+        raise TooManyGuesses(max(1, int((aware(times[-1]) + GUESS_WINDOW - clock.now()).total_seconds()) + 1))
 
 
 def wrong_guess(session: Session, address: str) -> None:
     """Count one wrong, expired or revoked token against the client address."""
-    session.add(LoginFailure(username=GUESS_MARK, address=(address or "-")[:64], failed_at=_now()))
+    session.add(LoginFailure(username=GUESS_MARK, address=(address or "-")[:64], failed_at=clock.now()))
     session.commit()
 
 
@@ -269,7 +266,7 @@ def revoke(session: Session, *, invitation_id: int, actor_name: str = "system") 
     invitation = get(session, invitation_id=invitation_id)
     if invitation.status != InvitationStatus.revoked.value:
         invitation.status = InvitationStatus.revoked.value
-        invitation.revoked_at = _now()
+        invitation.revoked_at = clock.now()
         log(session, invitation, "revoked", by=actor_name)
         session.commit()
     return invitation

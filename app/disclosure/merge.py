@@ -10,12 +10,13 @@ entity "invitation") naming the declaration date and every declared value, and k
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from flask_babel import gettext as _
 from sqlmodel import Session, col, func, select
 
+from app.core import clock
 from app.core.clock import aware, to_local
 from app.core.errors import Conflict
 from app.core.events import EvidenceChanged, publish
@@ -198,7 +199,7 @@ def merge_submission(
     now: datetime | None = None,
 ) -> MergeResult:
     """Write the accepted items into the registry (new provider when invited by name): audited, versioned."""
-    moment = now or datetime.now(UTC)
+    moment = now or clock.now()
     invitation = get_invitation(session, invitation_id=invitation_id)
     if is_merged(invitation):
         raise Conflict(_("该问卷已合并入登记簿"), field="review")

@@ -10,13 +10,14 @@ answered, declined or unanswered); the analyst accepts or rejects each with a co
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from flask_babel import gettext as _
 from pydantic import BaseModel, ValidationError
 from sqlmodel import Session, col, func, or_, select
 
+from app.core import clock
 from app.core.clock import aware
 from app.core.errors import Conflict, FieldError, InvalidInput, from_validation_error
 from app.core.events import EvidenceChanged, publish
@@ -67,10 +68,6 @@ DECISIONS = (ACCEPT, REJECT)
 
 
 MAX_COMMENT = 1000
-
-
-def _now(now: datetime | None = None) -> datetime:
-    return now or datetime.now(UTC)
 
 
 def effective_status(invitation: Invitation, now: datetime | None = None) -> str:
@@ -141,7 +138,7 @@ def list_invitations(
     """Invitations matching the filters, newest first."""
     stmt = select(Invitation)
     if query.status:
-        stmt = stmt.where(_status_condition(query.status, _now(now)))
+        stmt = stmt.where(_status_condition(query.status, now or clock.now()))
     if query.provider_id is not None:
         stmt = stmt.where(Invitation.provider_id == query.provider_id)
     if query.q:
@@ -163,7 +160,7 @@ def pending_for_provider(
     return list(
         session.exec(
             select(Invitation)
-            .where(Invitation.provider_id == provider_id, _status_condition(PENDING, _now(now)))
+            .where(Invitation.provider_id == provider_id, _status_condition(PENDING, now or clock.now()))
             .order_by(col(Invitation.created_at).desc())
         ).all()
     )
@@ -173,7 +170,7 @@ def status_counts(session: Session, *, now: datetime | None = None) -> dict[str,
     """How many invitations are in each status (expired computed from the expiry)."""
     rows = session.exec(select(Invitation.status, Invitation.expires_at)).all()
     counts = dict.fromkeys(STATUSES, 0)
-    moment = _now(now)
+    moment = now or clock.now()
     for status, expires_at in rows:
         shown = EXPIRED if status in OPEN_STATUSES and aware(expires_at) <= moment else status
         counts[shown] = counts.get(shown, 0) + 1
@@ -233,7 +230,7 @@ def send_reminder(
             emailed = True
         except mailer.MailError as exc:
             note = str(exc)
-    invitation.last_reminder_at = _now(now)
+    invitation.last_reminder_at = now or clock.now()
     invitation.reminders += 1
     session.add(invitation)
     details = {
@@ -281,7 +278,7 @@ def save_decisions(
             )
     if errors:
         raise InvalidInput(errors)
-    moment = _now(now)
+    moment = now or clock.now()
     was_reviewed = invitation.status == InvitationStatus.reviewed.value
     review = dict(invitation.review or {})
     stored = dict(review.get("items") or {})

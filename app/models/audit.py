@@ -6,14 +6,14 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class AuditEntry(SQLModel, table=True):
     __tablename__ = "audit_entry"
 
     id: Optional[int] = Field(default=None, primary_key=True)
-    at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
     actor_id: Optional[int] = Field(default=None)
     actor_name: str = Field(max_length=60)
     action: str = Field(max_length=10)

@@ -13,7 +13,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class CampaignState(StrEnum):
@@ -62,7 +62,7 @@ class BenchCampaign(SQLModel, table=True):
     result: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_by_id: Optional[int] = None
     created_by_name: str = Field(default="system", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
     finished_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
 
 

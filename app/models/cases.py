@@ -6,7 +6,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 from app.models.versioning import Versioned
 
 
@@ -24,8 +24,8 @@ class ProcurementCase(Versioned, SQLModel, table=True):
     owner_id: Optional[int] = Field(default=None, foreign_key="user.id", index=True, ondelete="SET NULL")
     owner_name: str = Field(default="", max_length=60)
     version: int = Field(default=1)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
-    updated_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
 
 
 class ChecklistTick(SQLModel, table=True):
@@ -46,4 +46,4 @@ class ChecklistTick(SQLModel, table=True):
     evidence_url: Optional[str] = Field(default=None, max_length=500)
     ticked_by_id: Optional[int] = Field(default=None, foreign_key="user.id", ondelete="SET NULL")
     ticked_by: str = Field(default="", max_length=60)
-    ticked_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    ticked_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))

@@ -6,7 +6,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class CheckRun(SQLModel, table=True):
@@ -29,7 +29,7 @@ class CheckRun(SQLModel, table=True):
     job_id: Optional[int] = Field(default=None, foreign_key="job.id", ondelete="SET NULL")
     created_by_id: Optional[int] = None
     created_by_name: str = Field(default="system", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
 
 
 class StoredFinding(SQLModel, table=True):

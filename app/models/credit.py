@@ -12,7 +12,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class CreditSource(StrEnum):
@@ -60,4 +60,4 @@ class CreditRecord(SQLModel, table=True):
     evidence_id: Optional[int] = Field(default=None, foreign_key="evidence.id", ondelete="SET NULL")
     recorded_by_id: Optional[int] = None
     recorded_by_name: str = Field(default="system", max_length=60)
-    recorded_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    recorded_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class InvitationStatus(StrEnum):
@@ -55,7 +55,7 @@ class Invitation(SQLModel, table=True):
     reminders: int = Field(default=0)
     created_by_id: Optional[int] = Field(default=None, foreign_key="user.id", ondelete="SET NULL")
     created_by_name: str = Field(default="system", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
 
 
 class InvitationEvent(SQLModel, table=True):
@@ -68,7 +68,7 @@ class InvitationEvent(SQLModel, table=True):
     kind: str = Field(max_length=24)
     remote_addr: str = Field(default="", max_length=64)
     details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
 
 
 class DisclosureUpload(SQLModel, table=True):
@@ -83,4 +83,4 @@ class DisclosureUpload(SQLModel, table=True):
     filename: str = Field(default="", max_length=200)
     media_type: str = Field(max_length=40)
     size: int = Field(default=0)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))

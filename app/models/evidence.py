@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 MANUAL_METHOD = "MANUAL"  # Evidence.method of what an analyst recorded by hand (lookup, credit, footer)
 
@@ -39,7 +39,7 @@ class Evidence(SQLModel, table=True):
     size: int = Field(default=0)
     truncated: bool = Field(default=False)
     body: bytes = Field(default=b"", sa_column=Column(sa.LargeBinary, nullable=False))
-    fetched_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    fetched_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
     elapsed_ms: Optional[int] = None
     error_code: Optional[str] = Field(default=None, max_length=40)
     error: Optional[str] = Field(default=None, sa_type=sa.Text)
@@ -107,6 +107,6 @@ class Lookup(SQLModel, table=True):
     job_id: Optional[int] = None
     created_by_id: Optional[int] = None
     created_by_name: str = Field(default="system", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
-    updated_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
     completed_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class JobState(StrEnum):
@@ -39,7 +39,7 @@ class Job(SQLModel, table=True):
     )
     created_by_id: Optional[int] = None
     created_by_name: str = Field(default="system", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
     started_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
     finished_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
     # Queue bookkeeping: the queue's task id, who runs it, its last sign of life, cooperative cancel.

@@ -6,7 +6,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 CHANNELS = ("email", "webhook")
 DELIVERY_STATES = ("pending", "sending", "retrying", "delivered", "failed")
@@ -22,7 +22,7 @@ class ProviderWatch(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="user.id", index=True, ondelete="CASCADE")
     provider_id: int = Field(foreign_key="provider.id", index=True, ondelete="CASCADE")
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
 
 
 class NotifySettings(SQLModel, table=True):
@@ -36,7 +36,7 @@ class NotifySettings(SQLModel, table=True):
     watch_all: bool = Field(default=False, index=True)
     email_enabled: bool = Field(default=False)
     email: Optional[str] = Field(default=None, max_length=200)
-    updated_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
 
 
 class Webhook(SQLModel, table=True):
@@ -53,7 +53,7 @@ class Webhook(SQLModel, table=True):
     secret_encrypted: str = Field(sa_type=sa.Text)
     enabled: bool = Field(default=True)
     created_by_name: str = Field(default="", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
 
 
 class InboxItem(SQLModel, table=True):
@@ -69,7 +69,7 @@ class InboxItem(SQLModel, table=True):
     user_id: int = Field(foreign_key="user.id", ondelete="CASCADE")
     event_id: int = Field(foreign_key="change_event.id", index=True, ondelete="CASCADE")
     read_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
 
 
 class Delivery(SQLModel, table=True):
@@ -98,7 +98,7 @@ class Delivery(SQLModel, table=True):
         default=None, sa_type=sa.DateTime(timezone=True)
     )  # latest try began
     last_error: Optional[str] = Field(default=None, sa_type=sa.Text)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
     finished_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
 
 
@@ -114,4 +114,4 @@ class DeliveryAttempt(SQLModel, table=True):
     status_code: Optional[int] = Field(default=None)
     error: Optional[str] = Field(default=None, sa_type=sa.Text)
     duration_ms: int = Field(default=0)
-    started_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    started_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))

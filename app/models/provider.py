@@ -2,7 +2,7 @@
 
 import re
 import unicodedata
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Any, Optional
 
 import sqlalchemy as sa
@@ -11,6 +11,7 @@ from pydantic import ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 from sqlmodel import JSON, Column, Field, Relationship, SQLModel
 
+from app.core import clock
 from app.models.enums import (
     BUSINESS_ITEMS,
     BandwidthType,
@@ -33,12 +34,6 @@ from app.models.fields import (
     website_url,
 )
 from app.models.versioning import Versioned
-
-
-def utcnow() -> datetime:
-    """Current time in UTC, timezone-aware."""
-    return datetime.now(UTC)
-
 
 _DATE_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -127,8 +122,8 @@ class Provider(Versioned, ProviderBase, table=True):
             index=True,
         ),
     )
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
-    updated_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
 
     licences: list["Licence"] = Relationship(
         back_populates="provider",

@@ -7,7 +7,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class ReportKind(StrEnum):
@@ -37,7 +37,7 @@ class ExportRecord(SQLModel, table=True):
     language: str = Field(max_length=8)
     created_by_id: Optional[int] = None
     created_by: str = Field(max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
     verdict: Optional[str] = Field(default=None, max_length=20)
     pages: int
     size_bytes: int

@@ -12,7 +12,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 from app.models.versioning import AutoVersioned
 
 
@@ -68,8 +68,8 @@ class TrialServer(AutoVersioned, SQLModel, table=True):
     # Bumped on every change; an edit names the version it started from (existing rows start at 1).
     version: int = Field(default=1, sa_column_kwargs={"server_default": sa.text("1")})
     created_by_name: str = Field(default="system", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
-    updated_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
 
 
 class BenchRun(SQLModel, table=True):
@@ -99,7 +99,7 @@ class BenchRun(SQLModel, table=True):
     comparisons: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_by_id: Optional[int] = None
     created_by_name: str = Field(default="system", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
     started_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
     finished_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
 

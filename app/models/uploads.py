@@ -6,7 +6,7 @@ from typing import Optional
 import sqlalchemy as sa
 from sqlmodel import Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class ImportUpload(SQLModel, table=True):
@@ -20,4 +20,4 @@ class ImportUpload(SQLModel, table=True):
     sha256: str = Field(max_length=64)
     size: int
     created_by_name: str = Field(default="system", max_length=60)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))

@@ -6,8 +6,8 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
+from app.core import clock
 from app.models.enums import Role
-from app.models.provider import utcnow
 
 
 class User(SQLModel, table=True):
@@ -19,7 +19,7 @@ class User(SQLModel, table=True):
     password_hash: str = Field(max_length=255)
     role: Role = Field(default=Role.viewer, sa_type=sa.String(16))
     active: bool = Field(default=True)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
     # Raised on logout, password change and deactivation: sessions that stored an older value end.
     session_version: int = Field(default=1, sa_column_kwargs={"server_default": sa.text("1")})
 
@@ -48,7 +48,7 @@ class ApiToken(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="user.id", index=True, ondelete="CASCADE")
     token_hash: str = Field(max_length=64, unique=True)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
     last_used_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
     expires_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
     revoked_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))
@@ -62,7 +62,7 @@ class LoginFailure(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     username: str = Field(max_length=60, index=True)
     address: str = Field(max_length=64, index=True)
-    failed_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    failed_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
 
 
 class LoginAddress(SQLModel, table=True):
@@ -74,7 +74,9 @@ class LoginAddress(SQLModel, table=True):
     id: Optional[int] = Field(default=None, primary_key=True)
     username: str = Field(max_length=60)
     address: str = Field(max_length=64)
-    last_success_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    last_success_at: datetime = Field(
+        default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True
+    )
 
 
 class AccountNotice(SQLModel, table=True):
@@ -92,5 +94,5 @@ class AccountNotice(SQLModel, table=True):
     kind: str = Field(max_length=40)
     dedupe_key: str = Field(max_length=80, unique=True)
     details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
     read_at: Optional[datetime] = Field(default=None, sa_type=sa.DateTime(timezone=True))

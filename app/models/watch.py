@@ -6,7 +6,7 @@ from typing import Any, Optional
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
-from app.models.provider import utcnow
+from app.core import clock
 
 
 class ChangeEvent(SQLModel, table=True):
@@ -29,7 +29,7 @@ class ChangeEvent(SQLModel, table=True):
     details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     check_run_id: Optional[int] = Field(default=None, foreign_key="check_run.id", ondelete="SET NULL")
     occurred_on: date = Field(index=True)
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True), index=True)
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True), index=True)
 
     def message(self, locale: str) -> str:
         """The message in the UI language (Chinese unless English is chosen)."""
@@ -50,4 +50,4 @@ class ScheduleRun(SQLModel, table=True):
     schedule: str = Field(max_length=40)
     period: str = Field(max_length=20)  # the local date (daily) or the date of the week's Monday (weekly)
     job_id: Optional[int] = Field(default=None, foreign_key="job.id", ondelete="SET NULL")
-    created_at: datetime = Field(default_factory=utcnow, sa_type=sa.DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))

@@ -14,7 +14,7 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -41,10 +41,6 @@ TASK_KEY = "gpuvet.notify_task"
 SWEEP_GRACE = timedelta(minutes=2)  # a due delivery this late has lost its task: queue it again
 SENDING_STALE = timedelta(minutes=10)  # a send this old died with its worker
 ERROR_LIMIT = 2000
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 def _settings() -> Any:
@@ -106,7 +102,7 @@ def event_document(event: ChangeEvent, provider_name: str, settings: Any) -> dic
         "details": event.details,
         "check_run_id": event.check_run_id,
         "occurred_on": event.occurred_on.isoformat(),
-        "created_at": (aware(event.created_at) or _now()).isoformat(),
+        "created_at": (aware(event.created_at) or localtime.now()).isoformat(),
         "url": public_link(f"/providers/{event.provider_id}", settings),
     }
 
@@ -176,7 +172,7 @@ def plan_deliveries(session: Session, event_ids: Iterable[int], settings: Any) -
         name = short_name or legal_name
         document = {"type": "change_event", "event": event_document(event, name, settings)}
         for user_id in sorted(everyone | by_provider.get(event.provider_id, set())):
-            inbox_rows.append({"user_id": user_id, "event_id": event.id, "created_at": _now()})
+            inbox_rows.append({"user_id": user_id, "event_id": event.id, "created_at": localtime.now()})
             if user_id in mail_to:
                 mails[user_id].append((event, name))
             for hook in user_hooks.get(user_id, []):
@@ -229,7 +225,7 @@ def _row(
         "payload": payload,
         "state": "pending",
         "attempts": 0,
-        "created_at": _now(),
+        "created_at": localtime.now(),
     }
 
 
@@ -303,7 +299,7 @@ def queue_deliveries(groups: Iterable[list[int]]) -> None:
 def _claim(engine: sa.Engine, delivery_id: int) -> int | None:
     """pending/retrying (and due) -> sending in one statement; returns the attempt number, or None."""
     table = Delivery.__table__
-    now = _now()
+    now = localtime.now()
     with engine.begin() as connection:
         claimed = connection.execute(
             sa.update(table)
@@ -362,7 +358,7 @@ def deliver(
     with Session(engine, expire_on_commit=False) as session:
         delivery = session.get(Delivery, delivery_id)
         assert delivery is not None  # just claimed
-        started_at = _now()
+        started_at = localtime.now()
         outcome = _send(session, delivery, settings)
         session.add(
             DeliveryAttempt(
@@ -377,13 +373,13 @@ def deliver(
         )
         delay = None
         if outcome.ok:
-            delivery.state, delivery.finished_at, delivery.last_error = "delivered", _now(), None
+            delivery.state, delivery.finished_at, delivery.last_error = "delivered", localtime.now(), None
         elif attempt < max_attempts:
             delay = backoff_s(attempt, settings)
             delivery.state, delivery.last_error = "retrying", (outcome.error or "")[:ERROR_LIMIT]
-            delivery.next_attempt_at = _now() + timedelta(seconds=delay)
+            delivery.next_attempt_at = localtime.now() + timedelta(seconds=delay)
         else:
-            delivery.state, delivery.finished_at = "failed", _now()
+            delivery.state, delivery.finished_at = "failed", localtime.now()
             delivery.last_error = (outcome.error or "")[:ERROR_LIMIT]
         session.add(delivery)
         session.commit()
@@ -412,7 +408,7 @@ def deliver_in_order(engine: sa.Engine, delivery_ids: list[int], settings: Any) 
             connection.execute(
                 sa.update(table)
                 .where(table.c.id.in_(rest), table.c.state.in_(("pending", "retrying")))
-                .values(next_attempt_at=_now() + timedelta(seconds=delay))
+                .values(next_attempt_at=localtime.now() + timedelta(seconds=delay))
             )
         if has_app_context():
             try:
@@ -437,7 +433,7 @@ def _answered(engine: sa.Engine, delivery_id: int) -> bool:
 
 def sweep(engine: sa.Engine, now: datetime | None = None) -> list[int]:
     """Queue again the deliveries whose task was lost, and free sends whose worker died; returns the ids."""
-    now = now or _now()
+    now = now or localtime.now()
     table = Delivery.__table__
     with engine.begin() as connection:
         connection.execute(
@@ -469,7 +465,7 @@ def send_test(session: Session, webhook: Webhook) -> Delivery:
         "webhook_id": webhook.id,
         "message_zh": "这是 gpuvet 的测试消息",
         "message_en": "This is a test message from gpuvet",
-        "at": localtime.when(_now()),
+        "at": localtime.when(localtime.now()),
     }
     delivery = Delivery(
         channel="webhook",

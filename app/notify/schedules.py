@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,14 +52,9 @@ SCHEDULES = (
 )
 
 
-def current_time() -> datetime:
-    """Now, in UTC (tests replace this to run the schedules under an injected clock)."""
-    return datetime.now(UTC)
-
-
 def _claim(session: Session, schedule: Schedule, period: str) -> ScheduleRun | None:
     """Insert the (schedule, period) row; None when it exists already (someone else started it)."""
-    row = {"schedule": schedule.name, "period": period, "created_at": datetime.now(UTC)}
+    row = {"schedule": schedule.name, "period": period, "created_at": localtime.now()}
     inserted = insert_new_rows(session, ScheduleRun.__table__, [row], unique=["schedule", "period"])
     session.commit()
     return session.get(ScheduleRun, inserted[0]) if inserted else None
@@ -69,7 +64,7 @@ def tick(session: Session, now: datetime | None = None) -> list[Job]:
     """Start every schedule whose latest due period has not been started; returns the jobs queued."""
     from app.trials import campaigns
 
-    now = now or current_time()
+    now = now or localtime.now()
     local_now = localtime.to_local(now)
     started = []
     for schedule in SCHEDULES:

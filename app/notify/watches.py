@@ -8,7 +8,6 @@ change event stored for a watched provider lands in the watcher's inbox, and goe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -16,6 +15,7 @@ from email_validator import EmailNotValidError, validate_email
 from flask_babel import gettext as _
 from sqlmodel import Session, col, func, select
 
+from app.core import clock
 from app.core.errors import InvalidInput, NotFound
 from app.core.records import get_or_404
 from app.models.notify import InboxItem, NotifySettings, ProviderWatch
@@ -49,7 +49,7 @@ def save_settings(
         raise InvalidInput(_("开启邮件通知须填写邮箱地址"), field="email")
     current = settings_of(session, user_id)
     current.watch_all, current.email_enabled, current.email = bool(watch_all), bool(email_enabled), address
-    current.updated_at = datetime.now(UTC)
+    current.updated_at = clock.now()
     session.add(current)
     session.commit()
     return current
@@ -59,7 +59,7 @@ def set_watch_all(session: Session, user_id: int, watch_all: bool) -> NotifySett
     """Watch every provider (or stop), leaving the e-mail choice as it is."""
     current = settings_of(session, user_id)
     current.watch_all = bool(watch_all)
-    current.updated_at = datetime.now(UTC)
+    current.updated_at = clock.now()
     session.add(current)
     session.commit()
     return current
@@ -169,7 +169,7 @@ def mark_read(session: Session, user_id: int, item_ids: list[int] | None = None)
     statement = (
         sa.update(table)
         .where(table.c.user_id == user_id, table.c.read_at.is_(None))
-        .values(read_at=datetime.now(UTC))
+        .values(read_at=clock.now())
     )
     if item_ids is not None:
         if not item_ids:

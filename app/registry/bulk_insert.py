@@ -8,11 +8,11 @@ created records (app.core.audit), built from the inserted rows.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
+from app.core import clock
 from app.core.audit import row_creation_changes
 from app.models import AuditEntry, Provider
 from app.registry.providers import CHILD_ORDER
@@ -35,7 +35,7 @@ class _Audit:
     """Collects the 'create' audit rows of one import, written in one statement at the end."""
 
     def __init__(self, actor: tuple[int | None, str]) -> None:
-        self.actor, self.at, self.rows = actor, datetime.now().astimezone(), []
+        self.actor, self.at, self.rows = actor, clock.now(), []
 
     def created(self, model: Any, rows: list[dict[str, Any]], ids: list[int]) -> None:
         """Record the creation of `rows` of `model`, which got `ids`."""

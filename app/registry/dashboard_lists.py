@@ -6,12 +6,13 @@ bad value is an InvalidInput naming the parameter and what it accepts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.core.errors import FieldError, InvalidInput
 from app.core.limits import MAX_ID
 from app.models import Certification, Licence, Provider
@@ -116,7 +117,7 @@ def bench_runs(
     elif state:
         statement = statement.where(BenchRun.state == state)
     if days:
-        statement = statement.where(col(BenchRun.created_at) >= datetime.now(UTC) - timedelta(days=days))
+        statement = statement.where(col(BenchRun.created_at) >= clock.now() - timedelta(days=days))
     return _page(session, statement.order_by(col(BenchRun.id).desc()), page)
 
 

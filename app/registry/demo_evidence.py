@@ -23,7 +23,6 @@ from sqlmodel import Session, col, select
 from app.core import clock
 from app.credentials import check_batch
 from app.models import Offer, Provider
-from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from benchmarks.compare import compare
 from benchmarks.probes import load_probes
@@ -124,7 +123,7 @@ def _step(position: int, name: str, probe: str, options: dict[str, Any]) -> tupl
         options=options,
         status="failed" if result.parse_errors else "ok",
         duration=1.0,
-        started_at=utcnow(),
+        started_at=clock.now(),
         outputs=[output.to_dict()],
         samples=[sample.to_dict() for sample in result.samples],
         parse_errors=result.parse_errors,
@@ -142,7 +141,7 @@ def add_demo_run(session: Session, server: TrialServer) -> BenchRun:
         _step(position, step.name, step.probe, dict(step.options))
         for position, step in enumerate(suite_steps("quick"))
     ]
-    now = utcnow()
+    now = clock.now()
     run = BenchRun(
         trial_server_id=server.id,
         provider_id=server.provider_id,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -18,7 +18,7 @@ from flask_babel import force_locale, get_locale
 from flask_babel import gettext as _
 from sqlmodel import Session
 
-from app.core import jobs
+from app.core import clock, jobs
 from app.core.errors import NotFound
 from app.models.jobs import Job
 from app.models.uploads import ImportUpload
@@ -35,7 +35,7 @@ UPLOAD_KEPT = timedelta(days=1)
 
 def _drop_stale_uploads(session: Session) -> None:
     table = ImportUpload.__table__
-    session.execute(sa.delete(table).where(table.c.created_at < datetime.now(UTC) - UPLOAD_KEPT))
+    session.execute(sa.delete(table).where(table.c.created_at < clock.now() - UPLOAD_KEPT))
 
 
 def store_upload(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import sqlalchemy as sa
@@ -14,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.orm import object_session, selectinload
 from sqlmodel import Session, SQLModel, col, select
 
+from app.core import clock
 from app.core.errors import Conflict, InvalidInput, NotFound, ServiceError, from_validation_error
 from app.core.events import EvidenceChanged, publish
 from app.core.versions import VersionedKind, check_version, commit_versioned
@@ -160,7 +160,7 @@ def _check_version(session: Session, provider: Provider, expected: Any) -> int:
 
 def _touch(provider: Provider) -> None:
     provider.version += 1
-    provider.updated_at = datetime.now(UTC)
+    provider.updated_at = clock.now()
 
 
 @dataclass(frozen=True)
@@ -287,9 +287,7 @@ def _recheck_if_checked(session: Session, provider_id: int) -> None:
     data it is about (a provider never checked stays so until someone runs the check)."""
     checked = session.exec(select(Provider.latest_check_run_id).where(Provider.id == provider_id)).first()
     if checked is not None:
-        publish(
-            session, EvidenceChanged(provider_id=provider_id, since=datetime.now(UTC), cause="registry edit")
-        )
+        publish(session, EvidenceChanged(provider_id=provider_id, since=clock.now(), cause="registry edit"))
 
 
 def build_provider(*, data: Any) -> Provider:

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from sqlmodel import Session, col, select
 
 from app.advice.knowledge import benchmark_thresholds
+from app.core import clock
 from app.core.errors import Conflict, InvalidInput, from_validation_error
 from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue, job_cancelled, job_result_outcome, report_progress
@@ -27,7 +28,6 @@ from app.core.records import get_or_404
 from app.credentials.facts import fact_source
 from app.models import Offer
 from app.models.jobs import FINAL_STATES, Job, JobState
-from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.trials.measurements import fact_entries
 from app.trials.server_addresses import STRICT, address_policy, checked_peer_address
@@ -219,7 +219,7 @@ class _Recorder:
             return
         row.status = result.status
         if result.started_at and row.started_at is None:
-            row.started_at = utcnow()
+            row.started_at = clock.now()
         if event in ("outputs", "finished"):
             row.outputs = [_clip(output.to_dict()) for output in result.outputs]
             row.error = result.error
@@ -250,7 +250,7 @@ def execute_run(
     run = get_run(session, run_id=run_id)
     server = get_server(session, server_id=run.trial_server_id)
     peer = get_server(session, server_id=server.peer_id) if server.peer_id else None
-    run.state, run.started_at = RunState.running, utcnow()
+    run.state, run.started_at = RunState.running, clock.now()
     session.add(run)
     session.commit()
     try:
@@ -283,7 +283,7 @@ def execute_run(
             Claims(**run.claims), result.samples, thresholds=thresholds(), missing_tools=result.missing_tools
         )
     ]
-    run.finished_at = utcnow()
+    run.finished_at = clock.now()
     session.add(run)
     session.commit()
     if run.state == RunState.succeeded:
@@ -301,7 +301,7 @@ def _refuse_run(session: Session, run: BenchRun, exc: InvalidInput) -> BenchRun:
         session.add(row)
     run.state, run.error_kind = RunState.failed, "refused"
     run.error = "; ".join(f"{error.field}: {error.message}" for error in exc.errors)[:2000]
-    run.finished_at = utcnow()
+    run.finished_at = clock.now()
     session.add(run)
     session.commit()
     return run
@@ -368,7 +368,7 @@ def refresh_state(session: Session, run: BenchRun) -> BenchRun:
         return run
     run.state = JOB_TO_RUN[JobState(job.state)]
     run.error = run.error or job.error
-    run.finished_at = job.finished_at or utcnow()
+    run.finished_at = job.finished_at or clock.now()
     for row in run_steps(session, run_id=run.id):
         if row.status in ("pending", "running"):
             row.status = "interrupted" if run.state == RunState.interrupted else "skipped"

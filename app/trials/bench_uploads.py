@@ -18,12 +18,12 @@ from typing import Any
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.core.errors import FieldError, InvalidInput
 from app.core.events import EvidenceChanged, publish
 from app.core.i18n import localized
 from app.core.records import get_or_404
 from app.models import Offer
-from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunOrigin, RunState
 from app.trials.bench_runs import claims_of, thresholds
 from benchmarks.compare import compare
@@ -204,7 +204,7 @@ def upload_output(
     claims = claims_of(offer)
     comparisons = compare(claims, samples, thresholds=thresholds())
     actor_id, actor_name = _uploader(session, user)
-    now = utcnow()
+    now = clock.now()
     run = BenchRun(
         provider_id=offer.provider_id,
         offer_id=offer.id,

@@ -37,7 +37,6 @@ from app.models.campaigns import (
     WindowState,
 )
 from app.models.jobs import Job
-from app.models.provider import utcnow
 from app.models.trials import BenchRun, RunState
 from app.trials import bench_runs
 from app.trials.campaign_reads import active_campaign, campaign_outcome, get_campaign, windows_of
@@ -215,20 +214,13 @@ def create_campaign(
     )
     session.add(campaign)
     session.flush()
-    plan = plan_windows(days, windows, ZoneInfo(zone_name), now or _now())
+    plan = plan_windows(days, windows, ZoneInfo(zone_name), now or localtime.now())
     session.add_all(
         CampaignWindow(campaign_id=campaign.id, kind=kind, day=day, starts_at=starts, ends_at=ends)
         for kind, day, starts, ends in plan
     )
     session.commit()
     return campaign
-
-
-def _now() -> datetime:
-    """The schedules' clock (tests inject one there)."""
-    from app.notify import schedules
-
-    return schedules.current_time()
 
 
 def tick(session: Session, now: datetime) -> list[Job]:
@@ -282,7 +274,7 @@ def _close(
     from_states: Sequence[str] = (WindowState.planned, WindowState.running),
 ) -> bool:
     """Move an open window to a final state in one conditional UPDATE (False: someone else did)."""
-    values: dict[str, Any] = {"state": state.value, "note": note, "finished_at": utcnow()}
+    values: dict[str, Any] = {"state": state.value, "note": note, "finished_at": localtime.now()}
     if samples is not None:
         values["samples"] = samples
     table = CampaignWindow.__table__
@@ -365,7 +357,7 @@ def run_throughput(session: Session, run: BenchRun, anchor: datetime | None = No
     With `anchor` (when the window was claimed, on the schedules' clock), each test is placed that long
     after the anchor as it started after the run did; the same moment unless a test injected the clock.
     """
-    run_start = localtime.aware(run.started_at) or utcnow()
+    run_start = localtime.aware(run.started_at) or localtime.now()
     found = []
     for step in bench_runs.run_steps(session, run_id=run.id):
         started = {
@@ -424,7 +416,7 @@ def finish_if_complete(session: Session, campaign_id: int) -> bool:
     windows = windows_of(session, campaign_id=campaign_id)
     if campaign.state != CampaignState.active or any(w.state in OPEN_WINDOW_STATES for w in windows):
         return False
-    finished_at = utcnow()
+    finished_at = localtime.now()
     table = BenchCampaign.__table__
     provider_id = campaign.provider_id
     changed = _update(
@@ -470,7 +462,7 @@ def cancel_campaign(session: Session, *, campaign_id: int) -> BenchCampaign:
         session,
         sa.update(table)
         .where(table.c.id == campaign_id, table.c.state == CampaignState.active.value)
-        .values(state=CampaignState.cancelled.value, finished_at=utcnow()),
+        .values(state=CampaignState.cancelled.value, finished_at=localtime.now()),
     )
     for window in windows_of(session, campaign_id=campaign_id):
         if window.state == WindowState.planned:
@@ -514,7 +506,7 @@ def demo_campaign(
         WindowKind.peak.value: parse_window(DEFAULT_PEAK, "peak"),
         WindowKind.offpeak.value: parse_window(DEFAULT_OFFPEAK, "offpeak"),
     }
-    start = (now or utcnow()) - timedelta(days=days + 1)
+    start = (now or localtime.now()) - timedelta(days=days + 1)
     campaign = BenchCampaign(
         trial_server_id=server.id,
         provider_id=server.provider_id,

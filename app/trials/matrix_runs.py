@@ -19,12 +19,12 @@ from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.core.errors import Conflict, FieldError, InvalidInput, from_validation_error
 from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue, job_cancelled, job_result_outcome, report_progress
 from app.models import Offer
 from app.models.jobs import Job
-from app.models.provider import utcnow
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.trials import bench_runs
 from app.trials.server_addresses import STRICT, address_error, address_policy, current_policy
@@ -270,7 +270,7 @@ class _Recorder:
     def pair(self, client: str, server: str, done: int, total: int) -> None:
         row = self.rows.get(pair_step(done + 1))
         if row is not None:
-            row.status, row.started_at = "running", utcnow()
+            row.status, row.started_at = "running", clock.now()
             self.session.add(row)
         self._progress(f"[{self.done}/{len(self.rows)}] {client} → {server}")
 
@@ -279,7 +279,7 @@ class _Recorder:
         if row is None:
             return
         row.status, row.error = result.status, result.error
-        row.started_at = row.started_at or utcnow()
+        row.started_at = row.started_at or clock.now()
         row.outputs = [bench_runs._clip(output.to_dict()) for output in result.outputs]
         row.samples = [sample.to_dict() for sample in result.samples]
         row.parse_errors = list(result.parse_errors)
@@ -296,7 +296,7 @@ def _finish(session: Session, run: BenchRun, state: RunState, error: str | None,
             row.status = "skipped"
             session.add(row)
     run.state, run.error, run.error_kind = state, error, kind
-    run.finished_at = utcnow()
+    run.finished_at = clock.now()
     session.add(run)
     session.commit()
 
@@ -317,7 +317,7 @@ def execute_matrix_run(
     the run before anything ran); the intranet addresses are used between the nodes only, never by gpuvet.
     """
     run = bench_runs.get_run(session, run_id=run_id)
-    run.state, run.started_at = RunState.running, utcnow()
+    run.state, run.started_at = RunState.running, clock.now()
     session.add(run)
     session.commit()
     try:

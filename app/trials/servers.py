@@ -20,6 +20,7 @@ from flask_babel import gettext as _
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import Session, col, select
 
+from app.core import clock
 from app.core.config import read_or_create_secret
 from app.core.errors import FieldError, InvalidInput, NotFound, from_validation_error
 from app.core.i18n import localized
@@ -28,7 +29,6 @@ from app.core.records import get_or_404
 from app.core.versions import VersionedKind, check_version, commit_versioned
 from app.models import AuditEntry, Offer, Provider
 from app.models.jobs import Job
-from app.models.provider import utcnow
 from app.models.trials import AuthMethod, TrialServer
 from app.trials.server_addresses import (
     STRICT,
@@ -279,7 +279,7 @@ def create_server(
             else None
         ),
         host_key_fingerprint=entered.host_key_fingerprint,
-        host_key_pinned_at=utcnow() if entered.host_key_fingerprint else None,
+        host_key_pinned_at=clock.now() if entered.host_key_fingerprint else None,
         created_by_name=getattr(user, "username", None) or session.info.get("actor", (None, "system"))[1],
     )
     with _also_naming(missing):
@@ -351,10 +351,10 @@ def update_server(
         else None
     )
     if entered.host_key_fingerprint and entered.host_key_fingerprint != server.host_key_fingerprint:
-        server.host_key_fingerprint, server.host_key_pinned_at = entered.host_key_fingerprint, utcnow()
+        server.host_key_fingerprint, server.host_key_pinned_at = entered.host_key_fingerprint, clock.now()
     elif moved and "host_key_fingerprint" not in data:
         server.host_key_fingerprint = server.host_key_type = server.host_key_pinned_at = None
-    server.updated_at = utcnow()
+    server.updated_at = clock.now()
     try:
         check_addresses(server, policy)
     except InvalidInput:
@@ -453,7 +453,7 @@ def pin_host_key(
     except ValueError as exc:
         raise InvalidInput(str(exc), field="host_key_fingerprint") from None
     server.host_key_type = (key_type or "")[:40] or None
-    server.host_key_pinned_at = server.updated_at = utcnow()
+    server.host_key_pinned_at = server.updated_at = clock.now()
     session.add(server)
     session.commit()
     return server

@@ -69,7 +69,7 @@ def _stalled_minutes(job: Job) -> int | None:
     created = localtime.aware(job.created_at)
     if job.state != JobState.queued or created is None:
         return None
-    waited = datetime.now(UTC) - created
+    waited = localtime.now() - created
     if waited < STALLED_AFTER:
         return None
     return max(1, int(waited.total_seconds() // 60))
@@ -143,7 +143,7 @@ def job_list() -> Any:
     rows = jobs.recent_jobs(
         session,
         states=LIST_STATES.get(filters["state"] or "", ()),
-        since=datetime.now(UTC) - timedelta(days=filters["days"]) if filters["days"] else None,
+        since=localtime.now() - timedelta(days=filters["days"]) if filters["days"] else None,
         limit=PER_PAGE + 1,
         offset=(page_number - 1) * PER_PAGE,
     )

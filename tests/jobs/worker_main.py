@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -20,5 +21,5 @@ if __name__ == "__main__":
         from app.notify import schedules
 
         fixed = datetime.fromisoformat(os.environ["GPUVET_TEST_NOW"])
-        schedules.current_time = lambda: fixed
+        schedules.tick = functools.partial(schedules.tick, now=fixed)  # the periodic tick, at that moment
     run_worker(create_app(), workers=int(sys.argv[1]) if len(sys.argv) > 1 else 1)

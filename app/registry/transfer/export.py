@@ -5,12 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from flask_babel import gettext as _
 from sqlmodel import Session
 
+from app.core import clock
 from app.core.errors import InvalidInput
 from app.registry.import_plan import plain
 from app.registry.provider_list import ProviderQuery, list_providers
@@ -104,7 +104,7 @@ def _export_json(providers: list[dict[str, Any]]) -> str:
     document = {
         "format": FORMAT_NAME,
         "version": FORMAT_VERSION,
-        "exported_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "exported_at": clock.now().isoformat(timespec="seconds"),
         "count": len(providers),
         "providers": providers,
     }
