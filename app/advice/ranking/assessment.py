@@ -192,6 +192,10 @@ class Context:
             reason = self.reasons[(*key, source)] = Reason(code, texts, None, source)
         return reason
 
+    def shared_by_code(self, code: str, texts: Texts, source: str | None = None) -> Reason:
+        """shared() for a reason that names no figure: one Reason per code (and source)."""
+        return self.shared((code,), code, texts, source)
+
 
 Constraint = Callable[[Assessment, Context], None]
 

@@ -41,19 +41,17 @@ from app.advice.reasons import Reason, Texts
 from app.advice.sizing import monthly_cost, sync_seconds
 
 
+def _measured_or_claimed(offer: OfferFacts, key: str, claimed: Any) -> tuple[Any, str]:
+    """The measured figure when the offer has measurements (best()), else the claim, even when missing."""
+    return best(offer, key, claimed) if offer.measurements else (claimed, CLAIMED)
+
+
 @constraint(
     "gpu", columns=("gpus_per_node", "gpu_model", "gpu_memory_gb"), measures=("gpu_count", "gpu_model")
 )
 def _gpu(a: Assessment, ctx: Context) -> None:
     needs, offer = ctx.needs, a.offer
-    have, have_source = (
-        best(offer, "gpu_count", offer.gpus_per_node)
-        if offer.measurements
-        else (
-            offer.gpus_per_node,
-            CLAIMED,
-        )
-    )
+    have, have_source = _measured_or_claimed(offer, "gpu_count", offer.gpus_per_node)
     want = needs.gpus_per_node
     if have < want:
         a.fail(
@@ -68,14 +66,7 @@ def _gpu(a: Assessment, ctx: Context) -> None:
                 have_source,
             )
         )
-    model, model_source = (
-        best(offer, "gpu_model", offer.gpu_model)
-        if offer.measurements
-        else (
-            offer.gpu_model,
-            CLAIMED,
-        )
-    )
+    model, model_source = _measured_or_claimed(offer, "gpu_model", offer.gpu_model)
     if needs.gpu_strict and needs.gpu_models and gpu_preference_rank(needs, model) is None:
         wanted = needs.gpu_models
         a.fail(
@@ -95,8 +86,7 @@ def _gpu(a: Assessment, ctx: Context) -> None:
         if memory is None:
             a.to_confirm(
                 "gpu_memory_gb",
-                ctx.shared(
-                    ("gpu.memory_unknown",),
+                ctx.shared_by_code(
                     "gpu.memory_unknown",
                     lambda: (
                         f"套餐未写明显存，无法确认是否达到 {least} GB",
@@ -157,8 +147,7 @@ def _intranet(a: Assessment, ctx: Context) -> None:
     if needs.rdma_required and offer.rdma_type == "none":
         gbps = fmt(needs.needed_effective_gbps)
         a.fail(
-            ctx.shared(
-                ("intranet.rdma",),
+            ctx.shared_by_code(
                 "intranet.rdma",
                 lambda: (
                     f"你的梯度同步需要约 {gbps} Gbps 有效带宽，须 RDMA，而该套餐没有 RDMA",
@@ -172,8 +161,7 @@ def _intranet(a: Assessment, ctx: Context) -> None:
     if effective is None:
         a.to_confirm(
             "intranet_gbps",
-            ctx.shared(
-                ("intranet.unknown",),
+            ctx.shared_by_code(
                 "intranet.unknown",
                 lambda: (
                     "套餐未写明节点间内网带宽，无法确认梯度同步是否来得及（须实测）",
@@ -230,8 +218,7 @@ def _storage(a: Assessment, ctx: Context) -> None:
     if storage_kind(offer) == "unknown":
         a.to_confirm(
             "storage_type",
-            ctx.shared(
-                ("storage.unknown",),
+            ctx.shared_by_code(
                 "storage.unknown",
                 lambda: (
                     "套餐未写明存储类型（本地盘还是云盘），须让服务商书面说明并实测",
@@ -288,12 +275,10 @@ def _bandwidth(a: Assessment, ctx: Context) -> None:
         return
     if kind == "shared":
         zh, en = BANDWIDTH_TEXTS["bandwidth.shared"]
-        a.fail(ctx.shared(("bandwidth.shared",), "bandwidth.shared", lambda: (zh, en), source))
+        a.fail(ctx.shared_by_code("bandwidth.shared", lambda: (zh, en), source))
     elif kind is None:
         zh, en = BANDWIDTH_TEXTS["bandwidth.unknown"]
-        a.to_confirm(
-            "bandwidth_type", ctx.shared(("bandwidth.unknown",), "bandwidth.unknown", lambda: (zh, en))
-        )
+        a.to_confirm("bandwidth_type", ctx.shared_by_code("bandwidth.unknown", lambda: (zh, en)))
 
 
 @dataclass(slots=True)
@@ -406,8 +391,7 @@ def _budget(a: Assessment, ctx: Context) -> None:
     if value is None:
         a.to_confirm(
             "price",
-            ctx.shared(
-                ("cost.unknown",),
+            ctx.shared_by_code(
                 "cost.unknown",
                 lambda: ("套餐没有报价，无法核算成本", "the offer has no price; cost cannot be worked out"),
             ),
