@@ -73,21 +73,34 @@ def finding(
     rule_id: str,
     *,
     subject: str,
-    evidence: list[dict[str, Any]],
+    evidence: Iterable[dict[str, Any]],
     severity: str | None = None,
     company: str | None = None,
+    texts: dict[str, Any] | None = None,
+    url: str | None = None,
     **values: Any,
 ) -> Finding:
-    """A Finding with the severity and texts of `rule_id` from the knowledge file, filled with values."""
-    return spec_finding(
-        rule_id,
-        context.knowledge["rules"][rule_id],
-        context.knowledge.get("verify", {}),
+    """A Finding with the severity and texts of `rule_id` from a knowledge file (vetting.yaml, or `texts`):
+    its messages filled with values, its how-to-verify (the shared text the spec names, else its own)
+    filled with the company name and, when given, the url (which the messages may name too)."""
+    source = context.knowledge if texts is None else texts
+    spec = source["rules"][rule_id]
+    fill = {"company": company or context.provider.legal_name}
+    if url is not None:
+        values, fill["url"] = {"url": url, **values}, url
+    key = spec.get("verify")
+    shared = {**context.knowledge.get("verify", {}), **source.get("verify", {})}
+    verify_zh = shared[f"{key}_zh"] if key else spec.get("verify_zh", "")
+    verify_en = shared[f"{key}_en"] if key else spec.get("verify_en", "")
+    return Finding(
+        rule_id=rule_id,
+        severity=Severity(severity or spec["severity"]),
+        message_zh=spec["message_zh"].format(**values),
+        message_en=spec["message_en"].format(**values),
+        how_to_verify_zh=verify_zh.format(**fill),
+        how_to_verify_en=verify_en.format(**fill),
         subject=subject,
-        evidence=evidence,
-        severity=severity,
-        values=values,
-        fill={"company": company or context.provider.legal_name},
+        evidence=tuple(evidence),
     )
 
 
@@ -112,34 +125,6 @@ def record_finding(
         evidence=[registry(entity, record.id, field, value), *evidence],
         number=number_of(record),
         **values,
-    )
-
-
-def spec_finding(
-    rule_id: str,
-    spec: dict[str, Any],
-    verify_texts: dict[str, str],
-    *,
-    subject: str,
-    evidence: Iterable[dict[str, Any]],
-    severity: str | None,
-    values: dict[str, Any],
-    fill: dict[str, Any],
-) -> Finding:
-    """A Finding from a rule's spec: its messages filled with values, its how-to-verify (the shared text
-    the spec names, else its own) filled with `fill`."""
-    key = spec.get("verify")
-    verify_zh = verify_texts[f"{key}_zh"] if key else spec.get("verify_zh", "")
-    verify_en = verify_texts[f"{key}_en"] if key else spec.get("verify_en", "")
-    return Finding(
-        rule_id=rule_id,
-        severity=Severity(severity or spec["severity"]),
-        message_zh=spec["message_zh"].format(**values),
-        message_en=spec["message_en"].format(**values),
-        how_to_verify_zh=verify_zh.format(**fill),
-        how_to_verify_en=verify_en.format(**fill),
-        subject=subject,
-        evidence=tuple(evidence),
     )
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from app.vetting.findings import Finding, RuleContext
-from app.vetting.rules._common import load_knowledge, parsed, registry, spec_finding
+from app.vetting.rules._common import finding, load_knowledge, parsed, registry
 
 T = TypeVar("T")
 SOURCES_FILE = Path(__file__).resolve().parents[2] / "knowledge" / "sources.yaml"
@@ -33,28 +33,9 @@ def texts() -> dict[str, Any]:
     return load_knowledge(SOURCES_FILE)
 
 
-def source_finding(
-    context: RuleContext,
-    rule_id: str,
-    *,
-    subject: str,
-    evidence: Iterable[dict[str, Any]],
-    severity: str | None = None,
-    url: str = "",
-    **values: Any,
-) -> Finding:
-    """A Finding with the severity and texts of `rule_id` from sources.yaml, filled with values."""
-    data = texts()
-    return spec_finding(
-        rule_id,
-        data["rules"][rule_id],
-        {**context.knowledge.get("verify", {}), **data.get("verify", {})},
-        subject=subject,
-        evidence=evidence,
-        severity=severity,
-        values={"url": url, **values},
-        fill={"company": context.provider.legal_name, "url": url},
-    )
+def source_finding(context: RuleContext, rule_id: str, *, url: str = "", **details: Any) -> Finding:
+    """A Finding with the severity and texts of `rule_id` from sources.yaml; `url` fills its texts."""
+    return finding(context, rule_id, texts=texts(), url=url, **details)
 
 
 def number_key(kind: str, number: str | None) -> tuple[str, ...] | None:
