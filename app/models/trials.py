@@ -13,6 +13,7 @@ import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, SQLModel
 
 from app.core import clock
+from app.models.jobs import FINAL_STATES, JobState
 from app.models.versioning import AutoVersioned
 
 
@@ -23,15 +24,7 @@ class AuthMethod(StrEnum):
     password = "password"
 
 
-class RunState(StrEnum):
-    """Where a benchmark run stands (the job queue's states)."""
-
-    queued = "queued"
-    running = "running"
-    succeeded = "succeeded"
-    failed = "failed"
-    cancelled = "cancelled"
-    interrupted = "interrupted"
+RunState = JobState  # a benchmark run goes through the job queue's states
 
 
 class RunOrigin(StrEnum):
@@ -41,7 +34,7 @@ class RunOrigin(StrEnum):
     uploaded = "uploaded"
 
 
-FINAL_RUN_STATES = frozenset({RunState.succeeded, RunState.failed, RunState.cancelled, RunState.interrupted})
+FINAL_RUN_STATES = FINAL_STATES
 
 
 class TrialServer(AutoVersioned, SQLModel, table=True):
