@@ -33,6 +33,12 @@ def _refs(fact: dict[str, Any]) -> list[dict[str, Any]]:
     return list(fact.get("evidence", []))
 
 
+def _lookup(context: RuleContext, name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(records, references to the stored reply) of the lookup fact `name`; none without the fact."""
+    fact = _fact(context, name)
+    return (_records(fact), _refs(fact)) if fact is not None else ([], [])
+
+
 def _at(fact: dict[str, Any]) -> str:
     """When the lookup was made, in the display zone and labelled (e.g. 2026-11-30 16:00 UTC+8)."""
     try:
@@ -91,18 +97,16 @@ def icp_not_found(context: RuleContext) -> Iterator[Finding]:
 )
 def icp_nature(context: RuleContext) -> Iterator[Finding]:
     """Official filing records whose natureName is not an accepted nature."""
-    fact = _fact(context, "icp_lookup")
-    if fact is None:
-        return
+    records, refs = _lookup(context, "icp_lookup")
     accepted = context.knowledge["filing"]["acceptable_natures"]
-    for record in _records(fact):
+    for record in records:
         nature = record.get("natureName")
         if nature and nature not in accepted:
             yield source_finding(
                 context,
                 "lookup.icp_nature",
                 subject=f"icp_lookup:{record.get('mainLicence')}",
-                evidence=_refs(fact),
+                evidence=refs,
                 number=record.get("mainLicence"),
                 nature=nature,
                 accepted=joined(f"“{name}”" for name in accepted),
@@ -114,11 +118,9 @@ def _name_mismatches(
     context: RuleContext, fact_name: str, rule_id: str, name_key: str, number_key: str
 ) -> Iterator[Finding]:
     """Findings for official records whose holder name differs from the registry's legal name."""
-    fact = _fact(context, fact_name)
-    if fact is None:
-        return
+    records, refs = _lookup(context, fact_name)
     legal = fold_name(context.provider.legal_name, context.knowledge)
-    for record in _records(fact):
+    for record in records:
         name = record.get(name_key)
         if name and fold_name(name, context.knowledge) != legal:
             yield source_finding(
@@ -126,7 +128,7 @@ def _name_mismatches(
                 rule_id,
                 subject=f"{fact_name}:{record.get(number_key)}",
                 evidence=[
-                    *_refs(fact),
+                    *refs,
                     registry("provider", context.provider.id, "legal_name", context.provider.legal_name),
                 ],
                 number=record.get(number_key),
@@ -177,16 +179,14 @@ def _unrecorded(
     details: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> Iterator[Finding]:
     """Official numbers the registry does not hold, once each, described by `details(record)`."""
-    fact = _fact(context, fact_name)
-    if fact is None:
-        return
-    observed = ((record.get(number_field), record) for record in _records(fact))
+    records, refs = _lookup(context, fact_name)
+    observed = ((record.get(number_field), record) for record in records)
     for number, record in recorded_numbers(context.provider, kind).unrecorded(observed):
         yield source_finding(
             context,
             rule_id,
             subject=f"{fact_name}:{number}",
-            evidence=_refs(fact),
+            evidence=refs,
             number=number,
             **details(record),
         )
@@ -253,11 +253,9 @@ def licence_not_found(context: RuleContext) -> Iterator[Finding]:
 )
 def licence_status(context: RuleContext) -> Iterator[Finding]:
     """Official licence records whose status is not a good one; severity per status (vetting.yaml)."""
-    fact = _fact(context, "licence_lookup")
-    if fact is None:
-        return
+    records, refs = _lookup(context, "licence_lookup")
     statuses = context.knowledge["licence_status"]
-    for record in _records(fact):
+    for record in records:
         status = record.get("status") or ""
         if _good(context, record):
             continue
@@ -265,7 +263,7 @@ def licence_status(context: RuleContext) -> Iterator[Finding]:
             context,
             "lookup.licence_status",
             subject=f"licence_lookup:{record.get('licenceNo')}",
-            evidence=_refs(fact),
+            evidence=refs,
             severity=statuses["severity"].get(status, statuses["default"]),
             number=record.get("licenceNo"),
             status=status or "—",
@@ -273,27 +271,25 @@ def licence_status(context: RuleContext) -> Iterator[Finding]:
         )
 
 
-def _expiries(context: RuleContext) -> Iterator[tuple[dict[str, Any], date, int, dict[str, Any]]]:
-    """(record, expiry date, days from today, fact) for each valid official licence with an expiry date."""
-    fact = _fact(context, "licence_lookup")
-    if fact is None:
-        return
-    for record in _records(fact):
+def _expiries(context: RuleContext) -> Iterator[tuple[dict[str, Any], date, int, list[dict[str, Any]]]]:
+    """(record, expiry date, days from today, lookup references) per valid official licence with an expiry."""
+    records, refs = _lookup(context, "licence_lookup")
+    for record in records:
         expires = _date(record.get("expiryDate"))
         if expires is not None and _good(context, record):
-            yield record, expires, (expires - context.today).days, fact
+            yield record, expires, (expires - context.today).days, refs
 
 
 @rule("lookup.licence_expired", title_zh="官方许可证已过期", title_en="Official licence expired", red_flag=4)
 def licence_expired(context: RuleContext) -> Iterator[Finding]:
     """Official expiry dates in the past."""
-    for record, expires, days, fact in _expiries(context):
+    for record, expires, days, refs in _expiries(context):
         if days < 0:
             yield source_finding(
                 context,
                 "lookup.licence_expired",
                 subject=f"licence_lookup:{record.get('licenceNo')}",
-                evidence=_refs(fact),
+                evidence=refs,
                 number=record.get("licenceNo"),
                 expires_on=expires.isoformat(),
                 days=-days,
@@ -306,13 +302,13 @@ def licence_expired(context: RuleContext) -> Iterator[Finding]:
 def licence_expiring(context: RuleContext) -> Iterator[Finding]:
     """Official expiry dates within thresholds.licence_expiring_days (vetting.yaml)."""
     limit = int(context.knowledge["thresholds"]["licence_expiring_days"])
-    for record, expires, days, fact in _expiries(context):
+    for record, expires, days, refs in _expiries(context):
         if 0 <= days <= limit:
             yield source_finding(
                 context,
                 "lookup.licence_expiring",
                 subject=f"licence_lookup:{record.get('licenceNo')}",
-                evidence=_refs(fact),
+                evidence=refs,
                 number=record.get("licenceNo"),
                 expires_on=expires.isoformat(),
                 days=days,
@@ -328,10 +324,10 @@ def licence_expiring(context: RuleContext) -> Iterator[Finding]:
 )
 def licence_missing_item(context: RuleContext) -> Iterator[Finding]:
     """Items the offers need (e.g. B11) that no valid official licence includes."""
-    fact = _fact(context, "licence_lookup")
-    if fact is None or not _records(fact):
+    records, refs = _lookup(context, "licence_lookup")
+    if not records:
         return
-    valid = [record for record in _records(fact) if _good(context, record)]
+    valid = [record for record in records if _good(context, record)]
     held = sorted({item for record in valid for item in record.get("businessItems") or []})
     for item, kinds in sorted(_needed_items(context).items()):
         if item in held:
@@ -340,7 +336,7 @@ def licence_missing_item(context: RuleContext) -> Iterator[Finding]:
             context,
             "lookup.licence_missing_item",
             subject=f"licence_lookup:{item}",
-            evidence=_refs(fact),
+            evidence=refs,
             item=item,
             offer_kinds=joined(label(context, "offer_kinds", kind, "zh") for kind in kinds),
             offer_kinds_en=joined((label(context, "offer_kinds", kind, "en") for kind in kinds), "en"),
@@ -357,23 +353,21 @@ def licence_missing_item(context: RuleContext) -> Iterator[Finding]:
 )
 def licence_no_resource_collab(context: RuleContext) -> Iterator[Finding]:
     """Cloud offers while every valid official B11 licence excludes 互联网资源协作服务."""
-    fact = _fact(context, "licence_lookup")
-    if fact is None:
-        return
+    records, refs = _lookup(context, "licence_lookup")
     needs_collab = any(
         context.knowledge["offer_kinds"]
         .get(str(getattr(o.offer_kind, "value", o.offer_kind)), {})
         .get("needs_resource_collab")
         for o in context.provider.offers
     )
-    b11 = [r for r in _records(fact) if _good(context, r) and "B11" in (r.get("businessItems") or [])]
+    b11 = [r for r in records if _good(context, r) and "B11" in (r.get("businessItems") or [])]
     if not needs_collab or not b11 or not all(r.get("b11ExcludesResourceCollab") is True for r in b11):
         return
     yield source_finding(
         context,
         "lookup.licence_no_resource_collab",
         subject="provider",
-        evidence=_refs(fact),
+        evidence=refs,
         numbers=joined(r.get("licenceNo") for r in b11),
     )
 
