@@ -125,7 +125,7 @@ def create_app(
     that CLI commands start fast; otherwise the app is complete when returned.
     """
     settings = settings or Settings()
-    app = GpuvetFlask(__name__, instance_path=str(settings.instance_path), instance_relative_config=True)
+    app = GpuvetFlask("app", instance_path=str(settings.instance_path), instance_relative_config=True)
     private_dir(settings.instance_path)
     app.config.update(
         SECRET_KEY=settings.resolved_secret_key(),
