@@ -48,15 +48,8 @@ class InvitationIn(BaseModel):
     def _blank(cls, value: Any) -> Any:
         return blank_to_none(value, keep_controls=True)
 
-    @field_validator("expires_in_days", mode="before")
-    @classmethod
-    def _days(cls, value: Any) -> Any:
-        return reject_bool(value)
-
-    @field_validator("email")
-    @classmethod
-    def _email(cls, value: str | None) -> str | None:
-        return checked_email(value)
+    _days = field_validator("expires_in_days", mode="before")(reject_bool)
+    _email = field_validator("email")(checked_email)
 
 
 @dataclass(frozen=True)

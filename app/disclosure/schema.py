@@ -77,20 +77,9 @@ class Identity(_Section):
     def _uscc(cls, value: Any) -> Any:
         return parse_uscc_text(value) if isinstance(value, str) else value
 
-    @field_validator("registered_province", mode="before")
-    @classmethod
-    def _province(cls, value: Any) -> Any:
-        return resolve_province_name(value)
-
-    @field_validator("website", mode="before")
-    @classmethod
-    def _website(cls, value: Any) -> Any:
-        return website_url(value)
-
-    @field_validator("contact_email")
-    @classmethod
-    def _email(cls, value: Optional[str]) -> Optional[str]:
-        return checked_email(value)
+    _province = field_validator("registered_province", mode="before")(resolve_province_name)
+    _website = field_validator("website", mode="before")(website_url)
+    _email = field_validator("contact_email")(checked_email)
 
 
 class LicenceRow(LicenceBase):

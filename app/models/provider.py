@@ -87,20 +87,17 @@ class ProviderBase(_Clean):
             return "".join(unicodedata.normalize("NFKC", single_line(value)).split()).upper() or None
         return value
 
-    @field_validator("registered_province", mode="before")
-    @classmethod
-    def _province(cls, value: Any) -> Any:
-        return resolve_province_name(value)
+    _province = field_validator("registered_province", mode="before")(resolve_province_name)
+    _website = field_validator("website", mode="before")(website_url)
+    _email = field_validator("contact_email")(checked_email)
 
-    @field_validator("website", mode="before")
-    @classmethod
-    def _website(cls, value: Any) -> Any:
-        return website_url(value)
 
-    @field_validator("contact_email")
-    @classmethod
-    def _email(cls, value: Optional[str]) -> Optional[str]:
-        return checked_email(value)
+def _owned(model: str) -> Any:
+    """A provider's collection of `model` rows, in id order, deleted with the provider."""
+    return Relationship(
+        back_populates="provider",
+        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": f"{model}.id"},
+    )
 
 
 class Provider(Versioned, ProviderBase, table=True):
@@ -125,26 +122,11 @@ class Provider(Versioned, ProviderBase, table=True):
     created_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
     updated_at: datetime = Field(default_factory=clock.now, sa_type=sa.DateTime(timezone=True))
 
-    licences: list["Licence"] = Relationship(
-        back_populates="provider",
-        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Licence.id"},
-    )
-    filings: list["Filing"] = Relationship(
-        back_populates="provider",
-        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Filing.id"},
-    )
-    certifications: list["Certification"] = Relationship(
-        back_populates="provider",
-        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Certification.id"},
-    )
-    datacenters: list["Datacenter"] = Relationship(
-        back_populates="provider",
-        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Datacenter.id"},
-    )
-    offers: list["Offer"] = Relationship(
-        back_populates="provider",
-        sa_relationship_kwargs={"cascade": "all, delete-orphan", "order_by": "Offer.id"},
-    )
+    licences: list["Licence"] = _owned("Licence")
+    filings: list["Filing"] = _owned("Filing")
+    certifications: list["Certification"] = _owned("Certification")
+    datacenters: list["Datacenter"] = _owned("Datacenter")
+    offers: list["Offer"] = _owned("Offer")
 
 
 # ---------------------------------------------------------------- licence
