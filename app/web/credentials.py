@@ -34,6 +34,13 @@ SEVERITY_LABELS = {"blocker": _l("阻断"), "warning": _l("警告"), "info": _l(
 SEVERITY_COLOURS = {"blocker": "danger", "warning": "warning", "info": "info"}
 VERDICT_LABELS = labels.CHECK_VERDICT
 VERDICT_COLOURS = {"pass": "success", "needs_review": "warning", "fail": "danger"}
+# What a template that shows check findings and verdicts is given to word and colour them.
+CHECK_LABELS = {
+    "severity_labels": SEVERITY_LABELS,
+    "severity_colours": SEVERITY_COLOURS,
+    "verdict_labels": VERDICT_LABELS,
+    "verdict_colours": VERDICT_COLOURS,
+}
 
 
 @dataclass(frozen=True)
@@ -129,10 +136,7 @@ def provider_credentials(provider_id: int) -> Any:
         jobs=_shown_jobs(session, provider_id, request.args.get("job")),
         panels=panels,
         rule_title=rule_title,
-        severity_labels=SEVERITY_LABELS,
-        severity_colours=SEVERITY_COLOURS,
-        verdict_labels=VERDICT_LABELS,
-        verdict_colours=VERDICT_COLOURS,
+        **CHECK_LABELS,
     )
 
 

@@ -15,7 +15,7 @@ from app.models.enums import Role
 from app.registry import dashboard as service
 from app.registry.dashboard_lists import MAX_DAYS, whole_number
 from app.web import bp
-from app.web.credentials import SEVERITY_COLOURS, SEVERITY_LABELS, VERDICT_COLOURS, VERDICT_LABELS
+from app.web.credentials import CHECK_LABELS, VERDICT_LABELS
 from app.web.nav import nav_item
 
 VERDICT_CARDS = {
@@ -79,10 +79,7 @@ def dashboard() -> Any:
         verdict_cards=VERDICT_CARDS,
         expiry_labels=EXPIRY_LABELS,
         expiry_colours=EXPIRY_COLOURS,
-        severity_labels=SEVERITY_LABELS,
-        severity_colours=SEVERITY_COLOURS,
-        verdict_labels=VERDICT_LABELS,
-        verdict_colours=VERDICT_COLOURS,
+        **CHECK_LABELS,
         failure_days=service.RECENT_FAILURE_DAYS,
         invitations_url=invitations_url,
         invitation_states=INVITATION_STATES,

@@ -20,13 +20,7 @@ from app.credentials.verdicts import verdicts_of
 from app.models.enums import Role
 from app.models.jobs import JobState
 from app.web import bp
-from app.web.credentials import (
-    SEVERITY_COLOURS,
-    SEVERITY_LABELS,
-    VERDICT_COLOURS,
-    VERDICT_LABELS,
-    rule_title,
-)
+from app.web.credentials import CHECK_LABELS, rule_title
 from app.web.jobs import job_view
 from app.web.list_filters import errors_by_field, kept_filters, parse_leniently
 from app.web.nav import nav_item
@@ -77,10 +71,7 @@ def findings() -> Any:
         presets=PRESETS,
         running=[job_view(job) for job in running],
         rule_title=rule_title,
-        severity_labels=SEVERITY_LABELS,
-        severity_colours=SEVERITY_COLOURS,
-        verdict_labels=VERDICT_LABELS,
-        verdict_colours=VERDICT_COLOURS,
+        **CHECK_LABELS,
         verdicts=verdicts_of(session, [provider.id for _run, provider in page.rows]) if by_provider else {},
     )
     return html, (422 if errors else 200)
