@@ -323,29 +323,36 @@ def _throttled(check: Callable[[], bool], every: float) -> Callable[[], bool]:
 @background(BENCH_KIND, title_zh="试用服务器测试", title_en="Trial-server benchmark")
 def run_bench_job(session: Session, job: Job, *, run_id: int) -> dict[str, Any]:
     """The job: execute the run; an SSH failure fails the job with the run's error."""
+    return execute_for_job(session, job, execute_run, run_id=run_id, name_zh="测试", name_en="benchmark run")
+
+
+def execute_for_job(
+    session: Session, job: Job, execute: Callable[..., BenchRun], *, run_id: int, name_zh: str, name_en: str
+) -> dict[str, Any]:
+    """Execute a run as its job does: a failed run fails the job with the run's error; a run that did not
+    finish (cancelled, interrupted) makes the job's outcome "failed"."""
     from flask import current_app
 
     from app.trials.servers import cipher_from_settings
 
     settings = current_app.config["GPUVET_SETTINGS"]
-    cipher = cipher_from_settings(settings)
     cancelled = _throttled(lambda: job_cancelled(session, job), CANCEL_POLL_S)
-    run = execute_run(
+    run = execute(
         session,
         run_id=run_id,
-        cipher=cipher,
+        cipher=cipher_from_settings(settings),
         job=job,
         should_cancel=cancelled,
         policy=address_policy(settings),
     )
     if run.state == RunState.failed:
-        raise BenchRunFailed(run.error or "benchmark run failed")
+        raise BenchRunFailed(run.error or f"{name_en} failed")
     result = {"run_id": run.id, "state": run.state, "comparisons": len(run.comparisons)}
     if run.state != RunState.succeeded:
         result |= job_result_outcome(
             "failed",
-            f"测试未完成（{RUN_STATE_ZH.get(run.state, run.state)}）",
-            f"The benchmark run did not finish ({run.state})",
+            f"{name_zh}未完成（{RUN_STATE_ZH.get(run.state, run.state)}）",
+            f"The {name_en} did not finish ({run.state})",
         )
     return result
 

@@ -22,12 +22,12 @@ from sqlmodel import Session, col, select
 from app.core import clock
 from app.core.errors import Conflict, FieldError, InvalidInput, from_validation_error
 from app.core.events import EvidenceChanged, publish
-from app.core.jobs import background, enqueue, job_cancelled, job_result_outcome, report_progress
+from app.core.jobs import background, enqueue, report_progress
 from app.models import Offer
 from app.models.jobs import Job
 from app.models.trials import BenchRun, BenchStep, RunState, TrialServer
 from app.trials import bench_runs
-from app.trials.server_addresses import STRICT, address_error, address_policy, current_policy
+from app.trials.server_addresses import STRICT, address_error, current_policy
 from app.trials.servers import HOSTNAME, get_server, ssh_target
 from benchmarks.compare import Claims, compare
 from benchmarks.matrix import CLUSTER_STEPS, MAX_NODES, Node, cluster_steps, pair_step, pairs_of, run_matrix
@@ -365,30 +365,9 @@ def execute_matrix_run(
 @background(MATRIX_KIND, title_zh="多节点测试", title_en="Multi-node benchmark")
 def run_matrix_job(session: Session, job: Job, *, run_id: int) -> dict[str, Any]:
     """The job: execute the multi-node run; a failed run fails the job with the run's error."""
-    from flask import current_app
-
-    from app.trials.servers import cipher_from_settings
-
-    settings = current_app.config["GPUVET_SETTINGS"]
-    cancelled = bench_runs._throttled(lambda: job_cancelled(session, job), bench_runs.CANCEL_POLL_S)
-    run = execute_matrix_run(
-        session,
-        run_id=run_id,
-        cipher=cipher_from_settings(settings),
-        job=job,
-        should_cancel=cancelled,
-        policy=address_policy(settings),
+    return bench_runs.execute_for_job(
+        session, job, execute_matrix_run, run_id=run_id, name_zh="多节点测试", name_en="multi-node run"
     )
-    if run.state == RunState.failed:
-        raise bench_runs.BenchRunFailed(run.error or "multi-node run failed")
-    result = {"run_id": run.id, "state": run.state, "comparisons": len(run.comparisons)}
-    if run.state != RunState.succeeded:
-        result |= job_result_outcome(
-            "failed",
-            f"多节点测试未完成（{bench_runs.RUN_STATE_ZH.get(run.state, run.state)}）",
-            f"The multi-node run did not finish ({run.state})",
-        )
-    return result
 
 
 # ---------------------------------------------------------------- reading
