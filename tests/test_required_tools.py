@@ -18,7 +18,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # One test per tool, each reached through the fixture or mark that checks for the tool.
 TOOL_TESTS = {
     "poppler": "tests/reports/test_fonts.py::test_rare_characters_print_from_the_full_font",
-    "redis": "tests/jobs/test_redis_workers.py::test_two_workers_share_one_redis_queue[sqlite]",
+    "redis": "tests/core/jobs/test_redis_workers.py::test_two_workers_share_one_redis_queue[sqlite]",
     "ip netns": "tests/benchmarks/test_shaped_link.py::test_steady_link_is_stable",
     "chromium": "tests/browser/test_provider_flow.py::test_create_provider_with_licence_and_offer_then_find_it",  # noqa: E501
     "postgresql": "tests/migrations/test_migrations.py::test_upgrade_from_empty_matches_models[postgresql]",

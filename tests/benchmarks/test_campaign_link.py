@@ -32,8 +32,8 @@ from app.trials import campaign_reads, campaigns, server_addresses
 from app.trials import servers as trials
 from tests.bench_support.netns import ShapedLink
 from tests.bench_support.sshd import Sshd, free_port
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
-from tests.jobs.test_worker_process import worker
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
+from tests.core.jobs.test_worker_process import worker
 
 pytestmark = [pytest.mark.slow, pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)]
 

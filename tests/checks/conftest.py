@@ -1,3 +1,3 @@
 """Fixtures of the checks tests."""
 
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture

@@ -16,7 +16,7 @@ from app.models.trials import BenchRun, BenchStep
 from app.models.watch import ChangeEvent
 from app.notify import schedules
 from app.registry.demo_evidence import DEMO, DEMO_PROVIDER, load_demo_evidence
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
 from tests.reports.conftest import renderer  # noqa: F401 - fixture: one renderer for the run
 
 TABLES = (

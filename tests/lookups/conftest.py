@@ -10,8 +10,8 @@ import pytest
 from app.accounts import users
 from app.models import Provider
 from app.registry import providers as provider_service
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 from tests.fakes.miit import FakeMiit
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 
 LEGAL_NAME = "北京北辰算力科技有限公司"
 

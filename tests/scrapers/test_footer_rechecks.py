@@ -7,7 +7,7 @@ from sqlmodel import select
 from app.credentials import evidence as service
 from app.credentials import verdicts
 from app.models.checks import CheckRun
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 from tests.scrapers.test_footer_service import _provider, analyst, scrape_app, site  # noqa: F401 - fixtures
 
 

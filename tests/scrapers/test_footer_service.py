@@ -11,8 +11,8 @@ from app.credentials import evidence as service
 from app.credentials.facts import gather_facts
 from app.models.evidence import Evidence, EvidenceImmutable
 from app.registry import providers as provider_service
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 from tests.fakes.web import SiteServer
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 from tests.scrapers.conftest import FOOTERS
 
 

@@ -15,7 +15,7 @@ from app.models.jobs import Job, JobState
 from app.models.uploads import ImportUpload
 from app.registry.providers import create_provider
 from app.registry.transfer.importing import import_providers
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
 from tests.services.conftest import BARE, awkward, snapshot
 
 

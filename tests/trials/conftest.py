@@ -16,7 +16,7 @@ from app.trials.servers import cipher_from_settings
 from scrapers.addresses import AddressPolicy
 from tests.bench_support.sshd import Sshd, free_port
 from tests.benchmarks.conftest import trial_server  # noqa: F401 - re-exported fixture
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
 from tests.trials.recorded_runs import recorded_runs, restored_runs  # noqa: F401 - re-exported fixtures
 
 OFFER = {

@@ -28,7 +28,7 @@ from app.notify import dispatch as notify_dispatch
 from app.notify import watches as notifications
 from app.notify import webhooks as notify_webhooks
 from app.registry.providers import create_provider
-from tests.jobs.test_worker_process import DEADLINE_S, worker
+from tests.core.jobs.test_worker_process import DEADLINE_S, worker
 
 DAY = date(2026, 12, 2)
 

@@ -16,7 +16,7 @@ from app.models.jobs import Job, JobState
 from app.models.watch import ChangeEvent, ScheduleRun
 from app.notify import schedules
 from app.registry.providers import create_provider
-from tests.jobs.test_worker_process import DEADLINE_S, worker
+from tests.core.jobs.test_worker_process import DEADLINE_S, worker
 from tests.watch.test_change_events import LICENCE, TODAY
 
 DAILY, WEEKLY = schedules.SCHEDULES

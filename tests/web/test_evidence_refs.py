@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 from app.core import jobs
 from app.credentials import checks
 from app.models.checks import CheckRun, StoredFinding
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.usefixtures("immediate_jobs")
 

@@ -8,7 +8,7 @@ import pytest
 from bs4 import BeautifulSoup
 
 from app.core import jobs
-from tests.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.usefixtures("immediate_jobs")
 
@@ -86,7 +86,7 @@ def test_failed_scrape_shows_chinese_text_and_evidence_links(app, session, login
 
 
 def test_raw_view_is_for_admins_only_and_durations_are_words(app, session, login):
-    import tests.jobs.kinds  # noqa: F401 - registers the test kinds
+    import tests.core.jobs.kinds  # noqa: F401 - registers the test kinds
 
     with app.app_context():
         job = jobs.enqueue(session, kind="test.echo", params={"note": "官方"})
@@ -103,7 +103,7 @@ def test_raw_view_is_for_admins_only_and_durations_are_words(app, session, login
 
 
 def test_job_json_times_have_no_microseconds(app, session, login):
-    import tests.jobs.kinds  # noqa: F401 - registers the test kinds
+    import tests.core.jobs.kinds  # noqa: F401 - registers the test kinds
 
     with app.app_context():
         job = jobs.enqueue(session, kind="test.echo", params={})

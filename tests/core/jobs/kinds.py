@@ -1,4 +1,4 @@
-"""Job kinds used only by the tests (imported by the tests and by tests/jobs/worker_main.py)."""
+"""Job kinds used only by the tests (imported by the tests and by tests/core/jobs/worker_main.py)."""
 
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-import tests.jobs.kinds  # noqa: F401 - registers the test job kinds
+import tests.core.jobs.kinds  # noqa: F401 - registers the test job kinds
 from app import create_app
 from app.worker import run_worker
 

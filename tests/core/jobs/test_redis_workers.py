@@ -13,13 +13,13 @@ import pytest
 import redis
 from sqlmodel import Session
 
-import tests.jobs.kinds  # noqa: F401 - registers the test job kinds
+import tests.core.jobs.kinds  # noqa: F401 - registers the test job kinds
 from app import create_app
 from app.core import jobs
 from app.core.config import Settings
 from app.models.jobs import JobState
 from tests.conftest import missing_tool
-from tests.jobs.test_worker_process import wait_for, worker
+from tests.core.jobs.test_worker_process import wait_for, worker
 
 REDIS_SERVER = shutil.which("redis-server")
 

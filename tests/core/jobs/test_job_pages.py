@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlmodel import Session
 
-import tests.jobs.kinds  # noqa: F401 - registers the test kinds
+import tests.core.jobs.kinds  # noqa: F401 - registers the test kinds
 from app.core import jobs
 from app.models.jobs import Job, JobState
 from app.registry.import_jobs import start_import

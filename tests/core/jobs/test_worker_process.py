@@ -1,6 +1,6 @@
 """The job queue for real: a Huey consumer in its own process on a temporary SQLite queue file.
 
-Each test starts `tests/jobs/worker_main.py` (the app's run_worker plus the test job kinds) against the
+Each test starts `tests/core/jobs/worker_main.py` (the app's run_worker plus the test job kinds) against the
 test database, enqueues through the app, and waits (bounded) for the rows to change. One test kills the
 worker with SIGKILL in the middle of two jobs and starts another: the job that was running is marked
 interrupted, the idempotent one is run again, and the job still waiting in the queue runs.
@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 from sqlmodel import Session
 
-import tests.jobs.kinds  # noqa: F401 - registers the test job kinds in this process too
+import tests.core.jobs.kinds  # noqa: F401 - registers the test job kinds in this process too
 from app.core import jobs
 from app.models.jobs import Job, JobState
 from app.registry.providers import create_provider
 
-ROOT = Path(__file__).resolve().parents[2]
-WORKER = ROOT / "tests" / "jobs" / "worker_main.py"
+ROOT = Path(__file__).resolve().parents[3]
+WORKER = ROOT / "tests" / "core" / "jobs" / "worker_main.py"
 DEADLINE_S = 60
 
 

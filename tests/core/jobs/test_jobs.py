@@ -10,7 +10,7 @@ import flask
 import pytest
 from sqlmodel import Session
 
-import tests.jobs.kinds
+import tests.core.jobs.kinds
 from app.accounts.users import create_user
 from app.core import jobs
 from app.core.errors import Conflict, InvalidInput, NotFound
@@ -114,7 +114,7 @@ def test_a_running_job_stops_cooperatively_when_cancelled(app, session, monkeypa
             with Session(engine) as other:
                 jobs.cancel(other, running.id)
 
-    monkeypatch.setattr(tests.jobs.kinds, "report_progress", progress_then_cancel)
+    monkeypatch.setattr(tests.core.jobs.kinds, "report_progress", progress_then_cancel)
     jobs.execute_job(engine, job.id)
     done = _fresh(app, job.id)
     assert done.state == JobState.cancelled and done.cancel_requested and "step 4" in done.error

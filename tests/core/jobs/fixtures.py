@@ -1,4 +1,4 @@
-"""Job-queue fixtures other test packages can import: `from tests.jobs.fixtures import immediate_jobs`."""
+"""Job-queue fixtures other test packages import: `from tests.core.jobs.fixtures import immediate_jobs`."""
 
 from __future__ import annotations
 

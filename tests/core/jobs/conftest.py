@@ -1,0 +1,3 @@
+"""Fixtures of the jobs tests."""
+
+from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - re-exported fixture
