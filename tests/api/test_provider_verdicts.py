@@ -15,7 +15,7 @@ from app.trials import bench_uploads
 PREFIX = "/api/v1"
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"
-from tests.checks.test_verdicts import REGISTRY_ONLY_EN, REGISTRY_ONLY_ZH  # noqa: E402
+from tests.credentials.checks.test_verdicts import REGISTRY_ONLY_EN, REGISTRY_ONLY_ZH  # noqa: E402
 
 REGISTRY_ONLY = {
     "level": "pass",

@@ -16,9 +16,9 @@ from app.models import Provider
 from app.registry.demo import load_demo
 from tests.browser.seeded_app import serve_seeded
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
-from tests.checks.test_item_verification import FOOTER_TEXT
-from tests.checks.test_verdicts import COMPLIANT
-from tests.lookups.test_manual import png_bytes
+from tests.credentials.checks.test_item_verification import FOOTER_TEXT
+from tests.credentials.checks.test_verdicts import COMPLIANT
+from tests.credentials.lookups.test_manual import png_bytes
 
 pytestmark = pytest.mark.browser
 

@@ -20,7 +20,7 @@ from app.trials import bench_uploads
 DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"
 REVOKED = "虚构吊销通信有限公司"
-from tests.checks.test_verdicts import REGISTRY_ONLY_EN, REGISTRY_ONLY_ZH  # noqa: E402
+from tests.credentials.checks.test_verdicts import REGISTRY_ONLY_EN, REGISTRY_ONLY_ZH  # noqa: E402
 
 # After one upload the label no longer says "registry data only", but still names what is unverified.
 AFTER_UPLOAD_ZH = "通过（未核实：许可证 京B1.B2-20259901 未经官方查询；"

@@ -18,7 +18,7 @@ from app.credentials import lookups as service
 from app.models import AuditEntry
 from app.models.evidence import Evidence, EvidenceImmutable, Lookup, LookupKind, LookupState
 from app.vetting.rules._sources import texts
-from tests.lookups.conftest import LEGAL_NAME
+from tests.credentials.lookups.conftest import LEGAL_NAME
 
 LOOKED_AT = "2026-11-30T10:15"  # display zone (Asia/Shanghai): 02:15 UTC
 

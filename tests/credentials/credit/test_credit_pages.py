@@ -9,7 +9,7 @@ import re
 from sqlmodel import select
 
 from app.models.credit import CreditRecord
-from tests.credit.conftest import USCC, gsxt_values, png_bytes
+from tests.credentials.credit.conftest import USCC, gsxt_values, png_bytes
 
 
 def _post(client, provider_id, data, screenshot=None, name="gsxt.png"):

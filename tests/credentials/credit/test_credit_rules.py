@@ -6,7 +6,7 @@ from datetime import date, timedelta
 
 from app.credentials import checks, credit
 from app.vetting.findings import Severity, verdict
-from tests.credit.conftest import gsxt_values, png_bytes
+from tests.credentials.credit.conftest import gsxt_values, png_bytes
 
 
 def _record(session, provider, analyst, enforcements=(), **changes):

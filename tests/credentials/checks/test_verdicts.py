@@ -19,7 +19,7 @@ from app.models.evidence import Lookup, LookupKind, LookupState
 from app.registry.demo import load_demo
 from app.trials import bench_uploads
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
+DATA = Path(__file__).resolve().parents[2] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"
 # Each item still unverified is named, four of them, then a count (issue 24: never a whole category).
 REGISTRY_ONLY_ZH = (
@@ -223,7 +223,7 @@ def test_a_licence_named_only_by_number_in_a_finding_gets_that_finding():
 
 
 def test_a_trial_without_the_claimed_gpus_fails_on_the_cover_and_the_list(app, login, session, compliant):
-    from tests.checks.test_benchmark_findings import executed_run
+    from tests.credentials.checks.test_benchmark_findings import executed_run
 
     offer = next(offer for offer in compliant.offers if offer.gpu_model == "H800")
     executed_run(session, compliant, offer, ("inventory", "inventory_no_gpu.txt", {}))

@@ -13,7 +13,7 @@ from app.credentials import credit
 from app.models import AuditEntry, Provider
 from app.models.credit import CreditRecord
 from app.models.evidence import Evidence, EvidenceImmutable
-from tests.credit.conftest import PDF, USCC, gsxt_values, png_bytes
+from tests.credentials.credit.conftest import PDF, USCC, gsxt_values, png_bytes
 
 
 def _record(session, provider, analyst, values=None, enforcements=(), screenshot=None):

@@ -9,8 +9,8 @@ from sqlmodel import select
 
 from app.models.evidence import Evidence, Lookup
 from app.registry import providers as provider_service
+from tests.credentials.lookups.conftest import LEGAL_NAME
 from tests.fakes.web import SiteServer
-from tests.lookups.conftest import LEGAL_NAME
 from tests.scrapers.conftest import FOOTERS
 
 

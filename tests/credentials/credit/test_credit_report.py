@@ -7,7 +7,7 @@ from datetime import date
 from app.credentials import credit
 from app.credentials.report_inputs import provider_inputs
 from app.reports.render import render_html
-from tests.credit.conftest import gsxt_values, png_bytes
+from tests.credentials.credit.conftest import gsxt_values, png_bytes
 from tests.reports.conftest import make_meta
 
 

@@ -15,8 +15,8 @@ from app.credentials import checks, footer_manual, manual_lookups, verdicts, ver
 from app.models import AuditEntry, Provider
 from app.models.evidence import Evidence, Lookup, LookupKind, LookupState
 from app.registry.demo import load_demo
-from tests.checks.test_verdicts import COMPLIANT
-from tests.lookups.test_manual import png_bytes
+from tests.credentials.checks.test_verdicts import COMPLIANT
+from tests.credentials.lookups.test_manual import png_bytes
 
 LOOKED_AT = "2026-12-01T10:15"
 FOOTER_TEXT = (

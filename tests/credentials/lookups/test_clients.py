@@ -21,7 +21,7 @@ from scrapers.official import (
     payload,
 )
 
-MIIT = Path(__file__).resolve().parent.parent / "data" / "miit"
+MIIT = Path(__file__).resolve().parents[2] / "data" / "miit"
 NOW = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 

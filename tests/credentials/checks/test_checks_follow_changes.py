@@ -16,7 +16,7 @@ from app.models.jobs import Job
 from app.registry import providers
 from app.registry.demo import load_demo
 from app.registry.transfer.importing import import_providers
-from tests.checks.test_verdicts import COMPLIANT
+from tests.credentials.checks.test_verdicts import COMPLIANT
 
 
 def _runs(session: Session, provider_id: int) -> int:

@@ -17,7 +17,7 @@ from app.trials import bench_runs, bench_uploads
 from benchmarks.compare import compare
 from benchmarks.probes import parse
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
+DATA = Path(__file__).resolve().parents[2] / "data" / "bench"
 COMPLIANT = "示例星河算力科技有限公司"  # a demo provider that passes on its registry data
 
 

@@ -22,11 +22,11 @@ from app.models.jobs import Job, JobState
 from app.models.watch import ChangeEvent
 from app.registry.demo import load_demo
 from app.trials import bench_uploads, campaigns
-from tests.checks.test_benchmark_findings import INTRANET, executed_run
+from tests.credentials.checks.test_benchmark_findings import INTRANET, executed_run
 from tests.disclosure.test_review import submitted
 
 DAY_ONE, DAY_TWO = date(2026, 12, 1), date(2026, 12, 2)
-BENCH = Path(__file__).resolve().parents[1] / "data" / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "data" / "bench"
 
 
 def _evidence(provider_id: int, purpose: str, url: str, *, fetched: datetime, **fields) -> Evidence:
