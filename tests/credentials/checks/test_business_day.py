@@ -13,7 +13,7 @@ from app.core import clock, jobs
 from app.models.checks import CheckRun, StoredFinding
 from app.models.watch import ChangeEvent
 from app.registry.providers import create_provider
-from tests.watch.test_change_events import LICENCE
+from tests.credentials.test_change_events import LICENCE
 
 SERVER_CLOCK = datetime(2026, 6, 1, 17, 0, tzinfo=UTC)  # 01:00 on 2 June in Beijing
 BEIJING_TODAY = date(2026, 6, 2)

@@ -14,7 +14,7 @@ from app.models.notify import Delivery, Webhook
 from app.notify import watches as notifications
 from app.notify.webhooks import signature_matches
 from app.registry.providers import create_provider
-from tests.watch import test_notifications as base
+from tests.notify import test_notifications as base
 
 # the loopback SMTP server and webhook receiver, and the app wired to them
 smtp_server, receiver, mail, hooks, notify_app = (

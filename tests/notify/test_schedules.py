@@ -17,7 +17,7 @@ from app.models.watch import ChangeEvent, ScheduleRun
 from app.notify import schedules
 from app.registry.providers import create_provider
 from tests.core.jobs.test_worker_process import DEADLINE_S, worker
-from tests.watch.test_change_events import LICENCE, TODAY
+from tests.credentials.test_change_events import LICENCE, TODAY
 
 DAILY, WEEKLY = schedules.SCHEDULES
 # 2026-12-02 04:00 in Shanghai (a Wednesday): the daily 03:00 is due for the 2nd, the weekly for Monday 30 Nov
