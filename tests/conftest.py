@@ -24,7 +24,7 @@ BACKENDS = ["sqlite", "postgresql"]
 PASSWORD = "correct horse battery"
 
 # Every test user costs a password hash and every login a check: scrypt (what production uses, tested in
-# tests/services/test_password_hashing.py) takes ~0.15 s each, one PBKDF2 round next to nothing.
+# tests/accounts/test_password_hashing.py) takes ~0.15 s each, one PBKDF2 round next to nothing.
 PRODUCTION_HASH_METHOD = passwords.HASH_METHOD
 passwords.HASH_METHOD = "pbkdf2:sha256:1"
 

@@ -80,7 +80,7 @@ def test_every_tool_test_fails_when_its_tool_is_missing_and_tools_are_required(t
 
 
 # The only skips left: missing_tool itself, and a test that is about SQLite's write lock alone.
-ALLOWED_SKIPS = {"tests/conftest.py": 1, "tests/services/test_import_job.py": 1}
+ALLOWED_SKIPS = {"tests/conftest.py": 1, "tests/registry/test_import_job.py": 1}
 _SKIP_NAMES = {"skip", "skipif", "importorskip", "xfail"}
 
 

@@ -10,7 +10,7 @@ from sqlmodel import select
 from app.accounts import users
 from app.models import AuditEntry
 from app.registry.providers import create_provider
-from tests.services.conftest import BARE, awkward, empty_database, snapshot
+from tests.registry.conftest import BARE, awkward, empty_database, snapshot
 
 
 @pytest.fixture

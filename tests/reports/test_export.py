@@ -16,8 +16,8 @@ from app.models import AuditEntry
 from app.models.reports import ExportRecord, ReportKind
 from app.registry.providers import create_provider, update_provider
 from app.reports.assemble import snapshot_sha256
+from tests.registry.conftest import BARE, awkward
 from tests.reports.conftest import needs_poppler, pages_text, pdf_text, squash
-from tests.services.conftest import BARE, awkward
 
 pytestmark = needs_poppler
 

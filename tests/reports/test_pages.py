@@ -11,8 +11,8 @@ from sqlmodel import select
 
 from app.models.reports import ExportRecord
 from app.registry.providers import create_provider
+from tests.registry.conftest import awkward
 from tests.reports.conftest import needs_poppler, pdf_text
-from tests.services.conftest import awkward
 
 pytestmark = needs_poppler
 

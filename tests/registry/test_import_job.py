@@ -16,7 +16,7 @@ from app.models.uploads import ImportUpload
 from app.registry.providers import create_provider
 from app.registry.transfer.importing import import_providers
 from tests.core.jobs.fixtures import immediate_jobs  # noqa: F401 - fixture
-from tests.services.conftest import BARE, awkward, snapshot
+from tests.registry.conftest import BARE, awkward, snapshot
 
 
 def _document(*providers) -> bytes:

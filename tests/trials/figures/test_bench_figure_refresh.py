@@ -16,9 +16,9 @@ from benchmarks.sample import Sample
 from benchmarks.suites import ProbeResult, Progress, SuiteResult
 from tests.cases.test_advice_statements import counted
 from tests.cases.test_measured_offers import at, beijing_offers, quick_steps, store_run
-from tests.services.test_bench_figures import figures_of
+from tests.trials.figures.test_bench_figures import figures_of
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import re
 
 from app.registry.providers import create_provider, get_provider, update_provider
 from tests.conftest import csrf_token_from
-from tests.services.conftest import BARE, awkward, snapshot
+from tests.registry.conftest import BARE, awkward, snapshot
 
 BAD_CSV = (
     "legal_name,registered_province,gpu_model,gpus_per_node,bandwidth_type\n"

@@ -10,7 +10,7 @@ import pytest
 
 from app.core.limits import COLLECTION_LIMITS, MAX_JSON_DEPTH
 from app.registry.transfer.importing import import_providers
-from tests.services.conftest import BARE, snapshot
+from tests.registry.conftest import BARE, snapshot
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

@@ -15,7 +15,7 @@ from app.registry.demo import demo_providers
 from app.registry.providers import create_provider, get_provider, update_provider
 from app.registry.transfer.export import export_providers
 from app.registry.transfer.importing import import_provider_dicts, import_providers
-from tests.services.conftest import BARE, awkward, snapshot
+from tests.registry.conftest import BARE, awkward, snapshot
 
 
 @pytest.fixture

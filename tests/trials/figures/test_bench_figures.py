@@ -28,7 +28,7 @@ from tests.cases.test_measured_offers import (
     store_run,
 )
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "bench"
+DATA = Path(__file__).resolve().parents[2] / "data" / "bench"
 RDMA_OUTPUT = """
 ---------------------------------------------------------------------------------------
                     RDMA_Write BW Test

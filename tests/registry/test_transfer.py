@@ -18,7 +18,7 @@ from app.registry.transfer.columns import csv_header
 from app.registry.transfer.export import export_providers
 from app.registry.transfer.formats import FORMAT_NAME, format_for_filename
 from app.registry.transfer.importing import import_provider_dicts, import_providers
-from tests.services.conftest import BARE, awkward, empty_database, snapshot
+from tests.registry.conftest import BARE, awkward, empty_database, snapshot
 
 
 def _load(session, providers):

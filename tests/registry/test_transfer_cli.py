@@ -7,7 +7,7 @@ import json
 import pytest
 
 from app.registry.providers import create_provider
-from tests.services.conftest import BARE, awkward, snapshot
+from tests.registry.conftest import BARE, awkward, snapshot
 
 
 @pytest.fixture
