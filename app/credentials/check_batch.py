@@ -4,7 +4,7 @@ Per chunk: the providers with their records (6 statements), the facts (a few per
 the rules in Python, then the runs (and one UPDATE of the providers' latest-run pointers), their findings and
 the change events against each provider's previous run in bulk INSERTs and one commit. Every stored run,
 finding and event is the one checks.run_check would store for the same provider on the same day
-(tests/checks/test_check_batch.py compares them).
+(tests/credentials/checks/test_check_batch.py compares them).
 """
 
 from __future__ import annotations
