@@ -83,6 +83,27 @@ def _store(session: Session, evidence: Evidence) -> Evidence:
     return evidence
 
 
+def _origin(
+    purpose: str,
+    provider_id: int | None,
+    actor: Actor,
+    *,
+    job_id: int | None,
+    lookup_id: int | None,
+    parent_id: int | None,
+) -> dict[str, Any]:
+    """The columns saying what a stored exchange was for, what it belongs to and who started it."""
+    return {
+        "provider_id": provider_id,
+        "purpose": purpose,
+        "parent_id": parent_id,
+        "lookup_id": lookup_id,
+        "job_id": job_id,
+        "triggered_by_id": actor[0],
+        "triggered_by_name": actor[1],
+    }
+
+
 def record_result(
     session: Session,
     *,
@@ -100,8 +121,6 @@ def record_result(
     return _store(
         session,
         Evidence(
-            provider_id=provider_id,
-            purpose=purpose,
             method=result.method,
             url=result.url,
             final_url=result.final_url,
@@ -119,11 +138,7 @@ def record_result(
             error_code=getattr(error, "code", None) if error else None,
             error=str(error) if error else None,
             extracted=extracted,
-            parent_id=parent_id,
-            lookup_id=lookup_id,
-            job_id=job_id,
-            triggered_by_id=actor[0],
-            triggered_by_name=actor[1],
+            **_origin(purpose, provider_id, actor, job_id=job_id, lookup_id=lookup_id, parent_id=parent_id),
         ),
     )
 
@@ -155,19 +170,13 @@ def record_failure(
     return _store(
         session,
         Evidence(
-            provider_id=provider_id,
-            purpose=purpose,
             method=method,
             url=url,
             final_url=url,
             sha256=hashlib.sha256(b"").hexdigest(),
             error_code=error.code,
             error=localized(error.message),
-            parent_id=parent_id,
-            lookup_id=lookup_id,
-            job_id=job_id,
-            triggered_by_id=actor[0],
-            triggered_by_name=actor[1],
+            **_origin(purpose, provider_id, actor, job_id=job_id, lookup_id=lookup_id, parent_id=parent_id),
         ),
     )
 

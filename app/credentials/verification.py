@@ -190,6 +190,27 @@ def max_age_days() -> int:
     return int(getattr(settings, "verification_max_age_days", DEFAULT_MAX_AGE_DAYS))
 
 
+def _lookup_links(lookup: Lookup, at: datetime | None, by: str) -> dict[str, Any]:
+    """What an item verified by a lookup rests on: when and by whom, the lookup and its stored reply."""
+    return {"at": at, "by": by, "lookup_id": lookup.id, "evidence_id": lookup.result_evidence_id}
+
+
+def _contradicted(
+    subject: str, kind: str, name: str, finding: StoredFinding, **links: Any
+) -> ItemVerification:
+    """An item that a stored finding contradicts, in the finding's words."""
+    return ItemVerification(
+        subject,
+        kind,
+        name,
+        CONTRADICTED,
+        finding.message_zh,
+        finding.message_en,
+        finding_rule=finding.rule_id,
+        **links,
+    )
+
+
 def _credit_item(record: CreditRecord | None, uscc: str | None) -> ItemVerification:
     name = uscc or ""
     if record is None:
@@ -270,16 +291,7 @@ def _number_item(
 ) -> ItemVerification:
     """A licence or filing number against the lookup of its kind and the evidence finding about it."""
     if contradicted is not None:
-        return ItemVerification(
-            subject,
-            kind,
-            number,
-            CONTRADICTED,
-            contradicted.message_zh,
-            contradicted.message_en,
-            finding_rule=contradicted.rule_id,
-            lookup_id=lookup.id if lookup else None,
-        )
+        return _contradicted(subject, kind, number, contradicted, lookup_id=lookup.id if lookup else None)
     if lookup is None:
         zh, en = MISSING_TEXT["by_hand" if kind == "psb_filing" else "lookup"]
         return ItemVerification(subject, kind, number, UNVERIFIED, zh, en)
@@ -295,10 +307,7 @@ def _number_item(
             CONTRADICTED,
             f"官方查询 #{lookup.id} 的结果中没有这个号码",
             f"lookup #{lookup.id} does not list this number",
-            at=at,
-            by=by,
-            lookup_id=lookup.id,
-            evidence_id=lookup.result_evidence_id,
+            **_lookup_links(lookup, at, by),
         )
     how_zh, how_en = (
         ("人工记录的官方查询", "an official lookup recorded by hand")
@@ -312,10 +321,7 @@ def _number_item(
         BY_HAND if manual else VERIFIED,
         f"{how_zh} #{lookup.id} 列出了这个号码",
         f"{how_en} (#{lookup.id}) lists this number",
-        at=at,
-        by=by,
-        lookup_id=lookup.id,
-        evidence_id=lookup.result_evidence_id,
+        **_lookup_links(lookup, at, by),
     )
 
 
@@ -330,15 +336,7 @@ def _certification_item(
     subject = f"certification:{cert.id}"
     name = _certificate_names(cert)["name_zh"]
     if contradicted is not None:
-        return ItemVerification(
-            subject,
-            "certification",
-            name,
-            CONTRADICTED,
-            contradicted.message_zh,
-            contradicted.message_en,
-            finding_rule=contradicted.rule_id,
-        )
+        return _contradicted(subject, "certification", name, contradicted)
     wanted = _certificate_key(cert.number)
     record = None
     if lookup is not None:
@@ -366,10 +364,7 @@ def _certification_item(
             CONTRADICTED,
             f"认证查询 #{lookup.id} 显示该证书状态为“{status}”",
             f"certificate lookup #{lookup.id} shows this certificate as “{status}”",
-            at=at,
-            by=by,
-            lookup_id=lookup.id,
-            evidence_id=lookup.result_evidence_id,
+            **_lookup_links(lookup, at, by),
         )
     return ItemVerification(
         subject,
@@ -378,10 +373,7 @@ def _certification_item(
         BY_HAND,
         f"人工记录的认证查询 #{lookup.id} 列出了该证书",
         f"a certification lookup recorded by hand (#{lookup.id}) lists this certificate",
-        at=at,
-        by=by,
-        lookup_id=lookup.id,
-        evidence_id=lookup.result_evidence_id,
+        **_lookup_links(lookup, at, by),
     )
 
 
@@ -416,16 +408,8 @@ def _footer_item(
         (f for f in findings if f.rule_id.startswith("footer.") and f.rule_id != "footer.fetch_failed"), None
     )
     if contradicted is not None:
-        return ItemVerification(
-            "footer",
-            "footer",
-            home.url,
-            CONTRADICTED,
-            contradicted.message_zh,
-            contradicted.message_en,
-            evidence_id=home.id,
-            at=home.fetched_at,
-            finding_rule=contradicted.rule_id,
+        return _contradicted(
+            "footer", "footer", home.url, contradicted, evidence_id=home.id, at=home.fetched_at
         )
     extracted = home.extracted or {}
     looked = (extracted.get("manual") or {}).get("looked_at")
