@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from app.credentials.verdicts import LEVELS, SOURCES
 from app.models.enums import BandwidthType, ProviderStatus, StorageType
 from app.models.io import ProviderPublic
-from app.registry.provider_list import MAX_PAGE, SORTS, ProviderQuery
+from app.registry.list_query import MAX_PAGE
+from app.registry.provider_list import SORTS, ProviderQuery
 
 _DEFAULTS = {name: info.default for name, info in ProviderQuery.model_fields.items()}
 

@@ -8,20 +8,18 @@ from datetime import date
 from typing import Any
 
 from flask_babel import gettext as _
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from sqlalchemy import case
 from sqlmodel import Session, col, func, or_, select
 
 from app.core import clock
-from app.core.errors import FieldError, InvalidInput, from_validation_error
 from app.core.jobs import JobCancelled, background, job_cancelled, report_progress
 from app.credentials.facts import gather_facts_with_errors
 from app.credentials.watch import record_check_changes
 from app.models import Datacenter, Provider
 from app.models.checks import CheckRun, StoredFinding
-from app.models.fields import blank_to_none, resolve_province_name
 from app.models.latest_runs import POINTER, is_latest_run, latest_run_ids
-from app.registry.provider_list import MAX_PAGE
+from app.registry.list_query import parse_list_query
 from app.registry.providers import get_provider
 from app.vetting.findings import (
     RULES,
@@ -293,37 +291,13 @@ def rule_choices() -> list[str]:
 
 def parse_overview_query(params: dict[str, Any]) -> OverviewQuery:
     """Validate overview parameters; every bad one is named with what is accepted."""
-    cleaned = {k: blank_to_none(v) for k, v in params.items() if k in OverviewQuery.model_fields}
-    cleaned = {k: v for k, v in cleaned.items() if v is not None}
-    errors: list[FieldError] = []
     allowed = {
         "view": list(VIEWS),
         "rule": rule_choices(),
         "severity": list(SEVERITY_ORDER),
         "verdict": list(VERDICT_ORDER),
     }
-    for key, values in allowed.items():
-        if key in cleaned and cleaned[key] not in values:
-            errors.append(FieldError(key, _("取值无效，可选：%(expected)s", expected=", ".join(values))))
-    if "province" in cleaned:
-        try:
-            cleaned["province"] = resolve_province_name(cleaned["province"])
-        except ValueError as exc:
-            errors.append(FieldError("province", str(exc)))
-    query = None
-    try:
-        query = OverviewQuery.model_validate(cleaned)
-    except ValidationError as exc:
-        errors.extend(from_validation_error(exc).errors)
-    if query is not None:
-        if not 1 <= query.page <= MAX_PAGE:
-            errors.append(FieldError("page", _("页码须为 1-%(most)s", most=MAX_PAGE)))
-        if not 1 <= query.per_page <= 100:
-            errors.append(FieldError("per_page", _("每页 1-100 条")))
-    if errors:
-        raise InvalidInput(errors)
-    assert query is not None
-    return query
+    return parse_list_query(OverviewQuery, params, allowed)
 
 
 def _provider_conditions(query: OverviewQuery) -> list[Any]:

@@ -7,15 +7,14 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from flask_babel import gettext as _
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from sqlmodel import Session, col, func, or_, select
 
-from app.core.errors import FieldError, InvalidInput, from_validation_error
+from app.core.errors import FieldError
 from app.models import Datacenter, Filing, Licence, Offer, Provider
+from app.registry.list_query import parse_list_query
 from app.registry.providers import with_children
 from app.vetting.identifier_common import normalize_text
-
-MAX_PAGE = 1_000_000
 
 
 class ProviderQuery(BaseModel):
@@ -66,13 +65,7 @@ class Page(Generic[Item]):
 def parse_query(params: dict[str, Any]) -> ProviderQuery:
     """Validate list parameters from a query string or API call."""
     from app.models.enums import BandwidthType, ProviderStatus, StorageType
-    from app.models.fields import blank_to_none, resolve_province_name
 
-    cleaned = {
-        key: blank_to_none(value) for key, value in params.items() if key in ProviderQuery.model_fields
-    }
-    cleaned = {key: value for key, value in cleaned.items() if value is not None}
-    errors = []
     allowed = {
         "bandwidth_type": [e.value for e in BandwidthType],
         "storage_type": [e.value for e in StorageType],
@@ -81,29 +74,13 @@ def parse_query(params: dict[str, Any]) -> ProviderQuery:
         "checked": ["never", "stale"],
         "sort": list(SORTS),
     }
-    for key, values in allowed.items():
-        if key in cleaned and cleaned[key] not in values:
-            errors.append(FieldError(key, _("取值无效，可选：%(expected)s", expected=", ".join(values))))
-    if "province" in cleaned:
-        try:
-            cleaned["province"] = resolve_province_name(cleaned["province"])
-        except ValueError as exc:
-            errors.append(FieldError("province", str(exc)))
-    try:
-        query = ProviderQuery.model_validate(cleaned)
-    except ValidationError as exc:
-        errors.extend(from_validation_error(exc).errors)
-        query = None
-    if query is not None:
-        if not 1 <= query.page <= MAX_PAGE:  # the upper bound keeps OFFSET inside a database integer
-            errors.append(FieldError("page", _("页码须为 1-%(most)s", most=MAX_PAGE)))
-        if not 1 <= query.per_page <= 100:
-            errors.append(FieldError("per_page", _("每页 1-100 条")))
-        if query.stale_days is not None and not 1 <= query.stale_days <= 3650:
-            errors.append(FieldError("stale_days", _("须为 %(low)s-%(high)s 的整数", low=1, high=3650)))
-    if errors:
-        raise InvalidInput(errors)
-    return query
+    return parse_list_query(ProviderQuery, params, allowed, _stale_days_errors)
+
+
+def _stale_days_errors(query: ProviderQuery) -> list[FieldError]:
+    if query.stale_days is not None and not 1 <= query.stale_days <= 3650:
+        return [FieldError("stale_days", _("须为 %(low)s-%(high)s 的整数", low=1, high=3650))]
+    return []
 
 
 def _search_condition(text: str) -> Any:
