@@ -25,7 +25,7 @@ from app.models.enums import FilingKind, StorageType
 from app.models.fields import (
     MultiLine,
     SingleLine,
-    blank_to_none,
+    blank_values,
     checked_email,
     resolve_province_name,
     website_url,
@@ -50,12 +50,7 @@ class _Section(BaseModel):
 
     model_config = _STRICT
 
-    @model_validator(mode="before")
-    @classmethod
-    def _blanks(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {key: blank_to_none(value, keep_controls=True) for key, value in data.items()}
-        return data
+    _blanks = model_validator(mode="before")(blank_values)
 
 
 class Identity(_Section):

@@ -43,6 +43,14 @@ def blank_to_none(value: Any, *, keep_controls: bool = False) -> Any:
     return value
 
 
+def blank_values(data: Any) -> Any:
+    """Every value of an input mapping through blank_to_none, control characters kept for each field's type
+    to judge (a model's before-validator); anything but a dict as it is."""
+    if isinstance(data, dict):
+        return {key: blank_to_none(value, keep_controls=True) for key, value in data.items()}
+    return data
+
+
 def single_line(value: Any) -> Any:
     """Text unchanged when it is one line; a ValueError naming the first line break or control character."""
     if isinstance(value, str) and (found := _NOT_ONE_LINE.search(value)):

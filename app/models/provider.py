@@ -26,7 +26,7 @@ from app.models.enums import (
 from app.models.fields import (
     MultiLine,
     SingleLine,
-    blank_to_none,
+    blank_values,
     checked_email,
     resolve_province_name,
     single_line,
@@ -54,12 +54,7 @@ class _Clean(SQLModel):
     """Base for input models: empty strings become None before validation (control characters are left for
     each text field's type to judge: SingleLine refuses them, MultiLine keeps only tabs and line breaks)."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _blanks(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {key: blank_to_none(value, keep_controls=True) for key, value in data.items()}
-        return data
+    _blanks = model_validator(mode="before")(blank_values)
 
 
 # ---------------------------------------------------------------- provider
