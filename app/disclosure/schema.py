@@ -319,6 +319,17 @@ _LOCATIONS = _choices("storage_location")
 _RAID = _choices("raid")
 
 
+def _declinable(
+    name: str, zh: str, en: str, fields: tuple[FieldSpec, ...], *, declined: tuple[str, str]
+) -> SectionSpec:
+    """A section the provider may decline (red flag 13): its fields, then notes and the decline box."""
+    notes = FieldSpec("notes", "补充说明", "Notes", "textarea")
+    box = FieldSpec("declined", *declined, "checkbox")
+    return SectionSpec(
+        name, zh, en, (*fields, notes, box), intro="拒绝或不回答将被记为红旗 13（不披露网络拓扑或存储配置）。"
+    )
+
+
 SECTIONS: tuple[SectionSpec, ...] = (
     SectionSpec(
         "identity",
@@ -441,7 +452,7 @@ SECTIONS: tuple[SectionSpec, ...] = (
         ),
         repeated=True,
     ),
-    SectionSpec(
+    _declinable(
         "topology",
         "网络拓扑",
         "Network topology",
@@ -450,14 +461,10 @@ SECTIONS: tuple[SectionSpec, ...] = (
             FieldSpec("oversubscription_ratio", "收敛比", "Oversubscription ratio", hint="如 1:1 或 3:1"),
             FieldSpec("uplink_gbps", "上联带宽（Gbps）", "Uplink capacity (Gbps)", "number"),
             FieldSpec("shared_with", "哪些客户/业务共享这些链路", "Who else shares these links", "textarea"),
-            FieldSpec("notes", "补充说明", "Notes", "textarea"),
-            FieldSpec(
-                "declined", "不愿披露网络拓扑", "I decline to disclose the network topology", "checkbox"
-            ),
         ),
-        intro="拒绝或不回答将被记为红旗 13（不披露网络拓扑或存储配置）。",
+        declined=("不愿披露网络拓扑", "I decline to disclose the network topology"),
     ),
-    SectionSpec(
+    _declinable(
         "storage",
         "存储配置",
         "Storage configuration",
@@ -466,12 +473,8 @@ SECTIONS: tuple[SectionSpec, ...] = (
             FieldSpec("network_type", "网络存储类型", "Network storage type", "select", _STORAGE_TYPES),
             FieldSpec("raid", "RAID", "RAID", "select", _RAID),
             FieldSpec("backup", "备份方式", "Backup", "textarea"),
-            FieldSpec("notes", "补充说明", "Notes", "textarea"),
-            FieldSpec(
-                "declined", "不愿披露存储配置", "I decline to disclose the storage configuration", "checkbox"
-            ),
         ),
-        intro="拒绝或不回答将被记为红旗 13（不披露网络拓扑或存储配置）。",
+        declined=("不愿披露存储配置", "I decline to disclose the storage configuration"),
     ),
     SectionSpec(
         "trial",
