@@ -21,7 +21,7 @@ from sqlmodel import Session, col, func, select
 
 from app.core import clock
 from app.core.clock import aware
-from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.errors import FieldError, InvalidInput
 from app.core.events import EvidenceChanged, publish
 from app.credentials.facts import fact_source
 from app.credentials.manual_lookups import (
@@ -43,6 +43,7 @@ from app.credentials.verification import (
 from app.models import AuditEntry, Provider
 from app.models.credit import CreditMethod, CreditRecord, CreditSource
 from app.models.evidence import MANUAL_METHOD, Evidence
+from app.registry.providers import provider_row
 
 PURPOSE = "credit_manual"
 #: The page an analyst opens to look a company up, per system.
@@ -287,9 +288,7 @@ def record_manual(
     filename: str | None = None,
 ) -> CreditRecord:
     """Store an analyst's credit record and screenshot (one transaction, audited); re-check the provider."""
-    provider = session.get(Provider, provider_id)
-    if provider is None:
-        raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
+    provider = provider_row(session, provider_id)
     now = clock.now()
     entry, body, content_type = entry_and_screenshot(
         lambda: read_entry(values, enforcements, provider, now), screenshot
@@ -404,9 +403,7 @@ def credit_verification(
     default GPUVET_VERIFICATION_MAX_AGE_DAYS), else verified (a lookup adapter) or verified_by_hand.
     """
     max_age = max_age or max_age_days()
-    provider = session.get(Provider, provider_id)
-    if provider is None:
-        raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
+    provider = provider_row(session, provider_id)
     records = list_records(session, provider_id=provider_id, limit=1)
     if not records:
         return {"status": UNVERIFIED, "by": None, "at": None, "evidence_id": None, "record_id": None}

@@ -18,7 +18,7 @@ from flask_babel import gettext as _
 from sqlmodel import Session
 
 from app.core import clock
-from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.errors import FieldError, InvalidInput
 from app.core.events import EvidenceChanged, publish
 from app.credentials.manual_lookups import (
     MAX_NOTE,
@@ -29,6 +29,7 @@ from app.credentials.manual_lookups import (
 )
 from app.models import AuditEntry, Provider
 from app.models.evidence import MANUAL_METHOD, Evidence
+from app.registry.providers import provider_row
 from scrapers import footer as footer_parser
 from scrapers.http import BadUrl, check_url
 
@@ -70,9 +71,7 @@ def record_footer(
     filename: str | None = None,
 ) -> Evidence:
     """Store the footer an analyst saw, with its screenshot, as the latest footer evidence; re-check."""
-    provider = session.get(Provider, provider_id)
-    if provider is None:
-        raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
+    provider = provider_row(session, provider_id)
     now = clock.now()
     entry, body, content_type = entry_and_screenshot(
         lambda: read_footer_entry(values, provider, now), screenshot

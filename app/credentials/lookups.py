@@ -27,7 +27,7 @@ from sqlmodel import Session, col, select
 
 from app.core import clock
 from app.core.clock import aware
-from app.core.errors import Conflict, InvalidInput, NotFound
+from app.core.errors import Conflict, InvalidInput
 from app.core.events import EvidenceChanged, publish
 from app.core.jobs import background, enqueue, job_result_outcome
 from app.core.records import get_or_404
@@ -37,6 +37,7 @@ from app.credentials.facts import fact_source
 from app.models import Provider
 from app.models.evidence import Lookup, LookupKind, LookupState
 from app.models.jobs import Job, JobState
+from app.registry.providers import provider_row
 from scrapers import miit_icp, miit_licence
 from scrapers.http import FetchError, HttpClient, Unreachable
 from scrapers.official import (
@@ -233,9 +234,7 @@ def start_lookup(
     session: Session, *, provider_id: int, kind: Any, user: Any, max_failures: int, query: Any = None
 ) -> Lookup:
     """Create a lookup and queue the job that fetches its first captcha."""
-    provider = session.get(Provider, provider_id)
-    if provider is None:
-        raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
+    provider = provider_row(session, provider_id)
     kind = parse_kind(kind, automatic=True)
     text = clean_query(query, provider)
     if _cooling_down(session, kind, max_failures) is not None:

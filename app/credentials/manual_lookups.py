@@ -22,10 +22,11 @@ from sqlmodel import Session
 
 from app.core import clock
 from app.core.clock import aware, to_local, zone_name
-from app.core.errors import FieldError, InvalidInput, NotFound
+from app.core.errors import FieldError, InvalidInput
 from app.core.events import EvidenceChanged, publish
 from app.models import AuditEntry, Provider
 from app.models.evidence import MANUAL_METHOD, Evidence, Lookup, LookupKind, LookupState
+from app.registry.providers import provider_row
 from scrapers import miit_licence
 from scrapers.official import sniff_image
 
@@ -295,9 +296,7 @@ def record_manual(
     replaces: int | None = None,
 ) -> Lookup:
     """Store an analyst's lookup result and screenshot (one transaction, audited); re-check the provider."""
-    provider = session.get(Provider, provider_id)
-    if provider is None:
-        raise NotFound(_("供应商 %(id)d 不存在", id=provider_id), field="provider_id")
+    provider = provider_row(session, provider_id)
     from app.credentials.lookups import parse_kind
 
     kind = parse_kind(kind)

@@ -16,6 +16,7 @@ from sqlmodel import Session, SQLModel, col, select
 from app.core import clock
 from app.core.errors import Conflict, InvalidInput, NotFound, ServiceError, from_validation_error
 from app.core.events import EvidenceChanged, publish
+from app.core.records import get_or_404
 from app.core.versions import VersionedKind, check_version, commit_versioned
 from app.models import AuditEntry, Certification, Datacenter, Filing, Licence, Offer, Provider
 from app.models.enums import FilingKind
@@ -128,6 +129,13 @@ def get_provider(session: Session, *, provider_id: int) -> Provider:
     if provider is None:
         raise NotFound(_("供应商 %(id)s 不存在", id=provider_id), field="id")
     return provider
+
+
+def provider_row(session: Session, provider_id: int) -> Provider:
+    """The provider's own row (nothing nested loaded), or NotFound naming provider_id."""
+    return get_or_404(
+        session, Provider, provider_id, _("供应商 %(id)d 不存在", id=provider_id), field="provider_id"
+    )
 
 
 def history(session: Session, *, provider_id: int, limit: int = 200) -> list[AuditEntry]:
