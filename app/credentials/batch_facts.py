@@ -38,6 +38,11 @@ def _latest_ids(model: Any, partition: Any, order: Sequence[Any], *where: Any) -
     return select(ranked.c.id).where(ranked.c.rank == 1)
 
 
+def _latest_per_provider(model: Any, ids: Sequence[int], order: Sequence[Any], *where: Any) -> Any:
+    """A subquery of the id of each of these providers' first `model` row in `order` (among `where`)."""
+    return _latest_ids(model, model.provider_id, order, col(model.provider_id).in_(ids), *where)
+
+
 def _rows(model: Any, *, leave_out: tuple[str, ...] = ()) -> Any:
     """A plain select of the model's columns: rows read like the model's objects (same attribute names and
     values) at a fraction of the cost of building ORM objects, and the sources' builders take either."""
@@ -51,13 +56,8 @@ def _evidence() -> Any:
 def footer_batch(session: Session, providers: Sequence[Provider]) -> dict[int, Any]:
     """The "footer" fact of each provider: its latest home-page scrape and the pages that scrape followed."""
     ids = [provider.id for provider in providers]
-    latest = _latest_ids(
-        Evidence,
-        Evidence.provider_id,
-        (col(Evidence.fetched_at).desc(), col(Evidence.id).desc()),
-        col(Evidence.provider_id).in_(ids),
-        Evidence.purpose == FOOTER_HOME,
-    )
+    order = (col(Evidence.fetched_at).desc(), col(Evidence.id).desc())
+    latest = _latest_per_provider(Evidence, ids, order, Evidence.purpose == FOOTER_HOME)
     homes = session.execute(_evidence().where(Evidence.__table__.c.id.in_(latest))).all()
     children: dict[int, list[Evidence]] = {}
     if homes:
@@ -78,14 +78,7 @@ def footer_batch(session: Session, providers: Sequence[Provider]) -> dict[int, A
 def _latest_lookups(
     session: Session, ids: list[int], kind: LookupKind, state: LookupState, order: Sequence[Any]
 ) -> dict[int, Lookup]:
-    latest = _latest_ids(
-        Lookup,
-        Lookup.provider_id,
-        order,
-        col(Lookup.provider_id).in_(ids),
-        Lookup.kind == kind,
-        Lookup.state == state,
-    )
+    latest = _latest_per_provider(Lookup, ids, order, Lookup.kind == kind, Lookup.state == state)
     return {
         row.provider_id: row
         for row in session.execute(_rows(Lookup).where(Lookup.__table__.c.id.in_(latest)))
@@ -163,13 +156,9 @@ def disclosure_batch(session: Session, providers: Sequence[Provider]) -> dict[in
     from app.models.disclosure import Invitation, InvitationStatus
 
     ids = [provider.id for provider in providers]
-    latest = _latest_ids(
-        Invitation,
-        Invitation.provider_id,
-        (col(Invitation.submitted_at).desc(), col(Invitation.id).desc()),
-        col(Invitation.provider_id).in_(ids),
-        Invitation.status == InvitationStatus.reviewed.value,
-    )
+    order = (col(Invitation.submitted_at).desc(), col(Invitation.id).desc())
+    reviewed = Invitation.status == InvitationStatus.reviewed.value
+    latest = _latest_per_provider(Invitation, ids, order, reviewed)
     facts: dict[int, Any] = dict.fromkeys(ids)
     for invitation in session.exec(select(Invitation).where(col(Invitation.id).in_(latest))).all():
         facts[invitation.provider_id] = topic_findings(invitation)
