@@ -21,11 +21,22 @@ from app.core.config import Settings
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Libraries only some commands, pages or jobs need: PDFs, charts, SSH, the queue, migrations, scraping.
-HEAVY = ("weasyprint", "pygal", "paramiko", "cryptography", "huey", "redis", "alembic", "bs4", "fontTools")
+HEAVY = (
+    "weasyprint",
+    "pygal",
+    "paramiko",
+    "cryptography",
+    "huey",
+    "redis",
+    "alembic",
+    "bs4",
+    "fontTools",
+    "pyhanko",
+)
 # The database layer: `vet identify` and `--help` never touch it.
 DATABASE = ("sqlalchemy", "sqlmodel")
 # What the pages and API import only when a request needs it (cryptography: trial-server secrets, loaded).
-WEB_LAZY = ("weasyprint", "pygal", "paramiko", "huey", "redis", "alembic", "fontTools")
+WEB_LAZY = ("weasyprint", "pygal", "paramiko", "huey", "redis", "alembic", "fontTools", "pyhanko")
 # Models, services, pages and API (app.core.errors, plain exception classes, is allowed).
 APP_LAYERS = (
     "app.models",

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from flask_babel import gettext as _
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from app.core.allow_lists import parse_host_entries
@@ -81,6 +81,14 @@ class Settings(BaseSettings):
     # PDF reports: the CJK font embedded (as a subset) in every report.
     report_font: Path = Field(
         default=Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"), alias="GPUVET_REPORT_FONT"
+    )
+    # Signed PDFs (app/reports/signing.py): the organisation's certificate and key as a PKCS#12 file and its
+    # passphrase, checked at start-up; unset: one self-signed certificate made once into the instance folder.
+    # GPUVET_SIGN_REPORTS signs every exported vetting and case report with it.
+    sign_reports: bool = Field(default=False, alias="GPUVET_SIGN_REPORTS")
+    signing_pkcs12: Path | None = Field(default=None, alias="GPUVET_SIGNING_PKCS12")
+    signing_pkcs12_passphrase: SecretStr | None = Field(
+        default=None, alias="GPUVET_SIGNING_PKCS12_PASSPHRASE", validate_default=True
     )
     # Background jobs (app/core/jobs.py): run inline (tests), worker threads, heartbeat seconds.
     jobs_immediate: bool = Field(default=False, alias="GPUVET_JOBS_IMMEDIATE")
@@ -193,6 +201,17 @@ class Settings(BaseSettings):
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(_("%(value)s 不是时区名，如 Asia/Shanghai", value=repr(value))) from None
+        return value
+
+    @field_validator("signing_pkcs12_passphrase")
+    @classmethod
+    def _signing_key_opens(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        """A configured PKCS#12 file must open with this passphrase (errors name the setting, not it)."""
+        path = info.data.get("signing_pkcs12")
+        if path:
+            from app.core.signing_keys import configured_key
+
+            configured_key(path, value)
         return value
 
     def resolved_database_url(self) -> str:

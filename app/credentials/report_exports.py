@@ -24,6 +24,7 @@ from app.reports.assemble import snapshot_sha256
 from app.reports.labels import LANGUAGES
 from app.reports.pdf import PdfRenderer
 from app.reports.render import REPORT_KINDS, render_html, render_pdf
+from app.reports.signing import sign_report
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ def _export(
         meta = _meta(number, now, author, language, inputs_sha)
         if provider_id is not None and kind is ReportKind.provider:
             meta["earlier_export"] = _earlier_export(session, provider_id, now)
-        pdf = render_pdf(renderer, kind.value, inputs, meta, language)
+        pdf = sign_report(render_pdf(renderer, kind.value, inputs, meta, language), number)
         record = ExportRecord(
             number=number,
             year=now.year,
