@@ -9,7 +9,6 @@ CreditRecord row. The latest record per system feeds the credit rules (fact "cre
 
 from __future__ import annotations
 
-import hashlib
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
@@ -30,6 +29,7 @@ from app.credentials.manual_lookups import (
     actor_of,
     creation_audit,
     entry_and_screenshot,
+    screenshot_evidence,
 )
 from app.credentials.verification import (
     BY_HAND,
@@ -42,7 +42,7 @@ from app.credentials.verification import (
 )
 from app.models import AuditEntry, Provider
 from app.models.credit import CreditMethod, CreditRecord, CreditSource
-from app.models.evidence import MANUAL_METHOD, Evidence
+from app.models.evidence import Evidence
 from app.registry.providers import provider_row
 
 PURPOSE = "credit_manual"
@@ -259,21 +259,15 @@ def read_entry(
 def _evidence(
     provider_id: int, record: CreditRecord, body: bytes, content_type: str, filename: str | None
 ) -> Evidence:
-    site = OFFICIAL_SITES[record.source]
-    return Evidence(
+    return screenshot_evidence(
         provider_id=provider_id,
         purpose=PURPOSE,
-        method=MANUAL_METHOD,
-        url=site,
-        final_url=site,
-        content_type=content_type,
-        sha256=hashlib.sha256(body).hexdigest(),
-        size=len(body),
+        url=OFFICIAL_SITES[record.source],
         body=body,
-        fetched_at=record.recorded_at,
+        content_type=content_type,
+        at=record.recorded_at,
+        actor=(record.recorded_by_id, record.recorded_by_name),
         extracted={**record_dict(record), "filename": (filename or "")[:200]},
-        triggered_by_id=record.recorded_by_id,
-        triggered_by_name=record.recorded_by_name,
     )
 
 

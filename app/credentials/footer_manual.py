@@ -9,7 +9,6 @@ verification status read it exactly as they read a scrape; pages and findings sa
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -26,9 +25,10 @@ from app.credentials.manual_lookups import (
     actor_of,
     creation_audit,
     entry_and_screenshot,
+    screenshot_evidence,
 )
 from app.models import AuditEntry, Provider
-from app.models.evidence import MANUAL_METHOD, Evidence
+from app.models.evidence import Evidence
 from app.registry.providers import provider_row
 from scrapers import footer as footer_parser
 from scrapers.http import BadUrl, check_url
@@ -86,20 +86,15 @@ def record_footer(
         "note": entry["note"],
         "filename": (filename or "")[:200],
     }
-    evidence = Evidence(
+    evidence = screenshot_evidence(
         provider_id=provider_id,
         purpose=FOOTER_HOME,
-        method=MANUAL_METHOD,
         url=entry["url"],
-        final_url=entry["url"],
-        content_type=content_type,
-        sha256=hashlib.sha256(body).hexdigest(),
-        size=len(body),
         body=body,
-        fetched_at=now,
+        content_type=content_type,
+        at=now,
+        actor=(actor_id, actor_name),
         extracted={**found, "manual": manual},
-        triggered_by_id=actor_id,
-        triggered_by_name=actor_name,
     )
     session.add(evidence)
     session.flush()

@@ -269,6 +269,37 @@ def entry_and_screenshot(
     return entry, body, content_type
 
 
+def screenshot_evidence(
+    *,
+    provider_id: int,
+    purpose: str,
+    url: str,
+    body: bytes,
+    content_type: str,
+    at: datetime,
+    actor: tuple[int | None, str],
+    extracted: dict[str, Any],
+    lookup_id: int | None = None,
+) -> Evidence:
+    """The screenshot an analyst uploaded of what they saw at `url`, as evidence recorded by hand."""
+    return Evidence(
+        provider_id=provider_id,
+        purpose=purpose,
+        method=MANUAL_METHOD,
+        url=url,
+        final_url=url,
+        content_type=content_type,
+        sha256=hashlib.sha256(body).hexdigest(),
+        size=len(body),
+        body=body,
+        fetched_at=at,
+        extracted=extracted,
+        lookup_id=lookup_id,
+        triggered_by_id=actor[0],
+        triggered_by_name=actor[1],
+    )
+
+
 def creation_audit(
     entity: str, entity_id: int | None, provider_id: int | None, actor: tuple[int | None, str], changes: dict
 ) -> AuditEntry:
@@ -329,17 +360,14 @@ def record_manual(
     )
     session.add(lookup)
     session.flush()
-    evidence = Evidence(
+    evidence = screenshot_evidence(
         provider_id=provider_id,
         purpose=PURPOSE,
-        method=MANUAL_METHOD,
         url=OFFICIAL_SITES[kind],
-        final_url=OFFICIAL_SITES[kind],
-        content_type=content_type,
-        sha256=hashlib.sha256(body).hexdigest(),
-        size=len(body),
         body=body,
-        fetched_at=now,
+        content_type=content_type,
+        at=now,
+        actor=(actor_id, actor_name),
         extracted={
             "kind": kind.value,
             "query": entry["query"],
@@ -350,8 +378,6 @@ def record_manual(
             "filename": (filename or "")[:200],
         },
         lookup_id=lookup.id,
-        triggered_by_id=actor_id,
-        triggered_by_name=actor_name,
     )
     session.add(evidence)
     session.flush()
