@@ -265,6 +265,9 @@ def render_svg(chart: Chart) -> Markup:
         raise ValueError(f"unknown chart kind {chart.kind!r}; known: {', '.join(CHART_KINDS)}")
     if not _KEY.match(chart.key):
         raise ValueError(f"chart key {chart.key!r} must be lower-case letters, digits and dashes")
+    from pygal.etree import etree
+
+    etree.to_etree()  # pygal picks lxml where installed (pyHanko needs it); _cleaner works on xml.etree
     graph = CHART_KINDS[chart.kind](chart)
     graph.uuid = f"gv-{chart.key}"  # pygal uses a random uuid for the id and CSS prefix
     graph.add_xml_filter(_cleaner(f"chart-gv-{chart.key}", _dashed(chart)))
