@@ -42,6 +42,7 @@ from sqlmodel import Session, col, select
 from app.core import clock
 from app.core.clock import aware
 from app.core.errors import Conflict, InvalidInput, ServiceError
+from app.core.plugins import register_once
 from app.core.records import get_or_404
 from app.models.jobs import FINAL_STATES, Job, JobState
 
@@ -87,9 +88,9 @@ def background(
     """
 
     def decorator(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if kind in KINDS:
-            raise ValueError(f"job kind {kind!r} is registered twice")
-        KINDS[kind] = JobKind(kind, fn, title_zh or kind, title_en or kind, idempotent)
+        register_once(
+            KINDS, kind, JobKind(kind, fn, title_zh or kind, title_en or kind, idempotent), "job kind"
+        )
         return fn
 
     return decorator

@@ -1,10 +1,12 @@
-"""Import every module of a package, so that modules register themselves (tables, routes, commands)."""
+"""Import every module of a package, so that modules register themselves (tables, routes, commands), and
+register a name once."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
 from types import ModuleType
+from typing import TypeVar
 
 
 def import_submodules(package_name: str, *, skip: tuple[str, ...] = ()) -> list[ModuleType]:
@@ -17,6 +19,8 @@ def import_submodules(package_name: str, *, skip: tuple[str, ...] = ()) -> list[
         modules.append(importlib.import_module(f"{package_name}.{info.name}"))
     return modules
 
+
+Value = TypeVar("Value")
 
 # The domain packages, whose modules register fact sources, job kinds and event handlers when imported.
 DOMAIN_PACKAGES = (
@@ -33,3 +37,11 @@ DOMAIN_PACKAGES = (
 def import_domains() -> list[ModuleType]:
     """Import every module of every domain package, so that each registers what it offers."""
     return [module for package in DOMAIN_PACKAGES for module in import_submodules(package)]
+
+
+def register_once(registry: dict[str, Value], key: str, value: Value, what: str) -> None:
+    """Put `value` in `registry` under `key`; a key that is there already raises ("<what> 'key' is registered
+    twice"), so two modules can't claim one name."""
+    if key in registry:
+        raise ValueError(f"{what} {key!r} is registered twice")
+    registry[key] = value

@@ -14,6 +14,8 @@ from typing import Any
 
 from sqlmodel import Session
 
+from app.core.plugins import register_once
+
 logger = logging.getLogger(__name__)
 
 FactFunction = Callable[[Session, Any], Any]
@@ -24,9 +26,7 @@ def fact_source(name: str) -> Callable[[FactFunction], FactFunction]:
     """Register `fn(session, provider)` as the source of fact `name`; a duplicate name raises."""
 
     def decorator(fn: FactFunction) -> FactFunction:
-        if name in FACT_SOURCES:
-            raise ValueError(f"fact source {name!r} is registered twice")
-        FACT_SOURCES[name] = fn
+        register_once(FACT_SOURCES, name, fn, "fact source")
         return fn
 
     return decorator

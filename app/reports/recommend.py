@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.plugins import register_once
+
 Advice = tuple[str, str]  # (Chinese, English)
 Recommender = Callable[[dict[str, Any]], Iterable[Advice]]
 
@@ -26,9 +28,7 @@ def recommender(key: str) -> Callable[[Recommender], Recommender]:
     """Register the decorated function; it yields (zh, en) pairs for the inputs it is given."""
 
     def decorator(function: Recommender) -> Recommender:
-        if key in RECOMMENDERS:
-            raise ValueError(f"recommender {key!r} is registered twice")
-        RECOMMENDERS[key] = function
+        register_once(RECOMMENDERS, key, function, "recommender")
         return function
 
     return decorator

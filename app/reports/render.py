@@ -10,6 +10,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from app.core.plugins import register_once
 from app.reports.case_document import case_context
 from app.reports.document import provider_context
 from app.reports.pdf import PdfRenderer, RenderedPdf, report_css
@@ -54,9 +55,7 @@ REPORT_KINDS: dict[str, ReportKind] = {}
 
 def report_kind(kind: ReportKind) -> ReportKind:
     """Register a kind of report; a duplicate name raises."""
-    if kind.name in REPORT_KINDS:
-        raise ValueError(f"report kind {kind.name!r} is registered twice")
-    REPORT_KINDS[kind.name] = kind
+    register_once(REPORT_KINDS, kind.name, kind, "report kind")
     return kind
 
 

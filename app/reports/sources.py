@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from app.core.plugins import import_domains
+from app.core.plugins import import_domains, register_once
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +42,7 @@ def source(key: str, *, module: str) -> Callable[[Loader], Loader]:
     """Register the decorated loader as report source `key`; a duplicate key raises."""
 
     def decorator(load: Loader) -> Loader:
-        if key in SOURCES:
-            raise ValueError(f"report source {key!r} is registered twice")
-        SOURCES[key] = Source(key, module, load)
+        register_once(SOURCES, key, Source(key, module, load), "report source")
         return load
 
     return decorator
