@@ -26,9 +26,8 @@ from app.credentials.facts import fact_source
 from app.credentials.manual_lookups import (
     MAX_NOTE,
     FormReader,
-    actor_of,
     creation_audit,
-    entry_and_screenshot,
+    read_by_hand,
     screenshot_evidence,
 )
 from app.credentials.verification import (
@@ -283,11 +282,9 @@ def record_manual(
 ) -> CreditRecord:
     """Store an analyst's credit record and screenshot (one transaction, audited); re-check the provider."""
     provider = provider_row(session, provider_id)
-    now = clock.now()
-    entry, body, content_type = entry_and_screenshot(
-        lambda: read_entry(values, enforcements, provider, now), screenshot
+    now, entry, body, content_type, (actor_id, actor_name) = read_by_hand(
+        lambda now: read_entry(values, enforcements, provider, now), screenshot, user
     )
-    actor_id, actor_name = actor_of(user)
     record = CreditRecord(
         provider_id=provider_id,
         method=CreditMethod.manual,

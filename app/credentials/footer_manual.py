@@ -16,15 +16,13 @@ from typing import Any
 from flask_babel import gettext as _
 from sqlmodel import Session
 
-from app.core import clock
 from app.core.errors import FieldError, InvalidInput
 from app.core.events import EvidenceChanged, publish
 from app.credentials.manual_lookups import (
     MAX_NOTE,
     FormReader,
-    actor_of,
     creation_audit,
-    entry_and_screenshot,
+    read_by_hand,
     screenshot_evidence,
 )
 from app.models import AuditEntry, Provider
@@ -72,11 +70,9 @@ def record_footer(
 ) -> Evidence:
     """Store the footer an analyst saw, with its screenshot, as the latest footer evidence; re-check."""
     provider = provider_row(session, provider_id)
-    now = clock.now()
-    entry, body, content_type = entry_and_screenshot(
-        lambda: read_footer_entry(values, provider, now), screenshot
+    now, entry, body, content_type, (actor_id, actor_name) = read_by_hand(
+        lambda now: read_footer_entry(values, provider, now), screenshot, user
     )
-    actor_id, actor_name = actor_of(user)
     found = footer_parser.parse(entry["text"], entry["url"]).to_dict(full=True)
     manual = {
         "by": actor_name,

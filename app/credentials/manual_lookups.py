@@ -15,7 +15,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from flask_babel import gettext as _
 from sqlmodel import Session
@@ -248,16 +248,25 @@ def actor_of(user: Any) -> tuple[int | None, str]:
     return (user.id, user.username) if user is not None else (None, "system")
 
 
-def entry_and_screenshot(
-    read: Callable[[], dict[str, Any]], screenshot: Any
-) -> tuple[dict[str, Any], bytes, str]:
-    """The entered values (`read()`) and the checked screenshot, or one InvalidInput naming every bad field
-    of both (a manual record of any kind: lookup, footer, credit record)."""
+class HandEntry(NamedTuple):
+    """A record entered by hand, checked: when, the values, the screenshot and who entered it."""
+
+    now: datetime
+    entry: dict[str, Any]
+    body: bytes
+    content_type: str
+    actor: tuple[int | None, str]
+
+
+def read_by_hand(read: Callable[[datetime], dict[str, Any]], screenshot: Any, user: Any) -> HandEntry:
+    """The values entered now (`read(now)`) and the checked screenshot, or one InvalidInput naming every bad
+    field of both (a manual record of any kind: lookup, footer, credit record)."""
+    now = clock.now()
     problems: list[FieldError] = []
     entry: dict[str, Any] = {}
     body, content_type = b"", ""
     try:
-        entry = read()
+        entry = read(now)
     except InvalidInput as exc:
         problems += exc.errors
     try:
@@ -266,7 +275,7 @@ def entry_and_screenshot(
         problems += exc.errors
     if problems:
         raise InvalidInput(problems)
-    return entry, body, content_type
+    return HandEntry(now, entry, body, content_type, actor_of(user))
 
 
 def screenshot_evidence(
@@ -331,11 +340,9 @@ def record_manual(
     from app.credentials.lookups import parse_kind
 
     kind = parse_kind(kind)
-    now = clock.now()
-    entry, body, content_type = entry_and_screenshot(
-        lambda: read_entry(values, kind, provider, now), screenshot
+    now, entry, body, content_type, (actor_id, actor_name) = read_by_hand(
+        lambda now: read_entry(values, kind, provider, now), screenshot, user
     )
-    actor_id, actor_name = actor_of(user)
     manual = {
         "by": actor_name,
         "looked_at": entry["looked_at"].isoformat(),
