@@ -7,6 +7,7 @@ import importlib.util
 import logging
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from flask_babel import gettext as _
@@ -84,35 +85,61 @@ def _verdict(inputs: dict[str, Any]) -> str | None:
     return (checks.get("data") or {}).get("verdict") if checks.get("status") == "ok" else None
 
 
+@dataclass(frozen=True)
+class _Subject:
+    """What a report is about: its kind, id and name, its provider (a provider report's) and its inputs."""
+
+    kind: ReportKind
+    id: int
+    name: str
+    provider_id: int | None
+    inputs: dict[str, Any]
+
+    @cached_property
+    def inputs_sha256(self) -> str:
+        """The SHA-256 of the inputs' snapshot (computed once)."""
+        return snapshot_sha256(self.inputs)
+
+
+def _provider_subject(session: Session, provider_id: int, now: datetime) -> _Subject:
+    inputs = provider_inputs(session, provider_id=provider_id, today=localtime.business_today(now))
+    return _Subject(ReportKind.provider, provider_id, inputs["provider"]["legal_name"], provider_id, inputs)
+
+
+def _report_meta(
+    session: Session, subject: _Subject, number: str | None, now: datetime, author: Author, language: str
+) -> dict[str, Any]:
+    """The report's meta block; a provider report also names the provider's earlier export."""
+    meta = _meta(number, now, author, language, subject.inputs_sha256)
+    if subject.provider_id is not None and subject.kind is ReportKind.provider:
+        meta["earlier_export"] = _earlier_export(session, subject.provider_id, now)
+    return meta
+
+
 def _export(
     session: Session,
+    subject: _Subject,
     *,
-    kind: ReportKind,
-    subject_id: int,
-    subject_name: str,
-    provider_id: int | None,
-    inputs: dict[str, Any],
     language: str,
     author: Author,
     renderer: PdfRenderer,
     now: datetime,
 ) -> ExportRecord:
     """Number, render and store one export; retried when another export took the number meanwhile."""
-    inputs_sha = snapshot_sha256(inputs)
+    kind, inputs, provider_id = subject.kind, subject.inputs, subject.provider_id
+    inputs_sha = subject.inputs_sha256
     for _attempt in range(NUMBER_ATTEMPTS):
         seq = _next_seq(session, now.year)
         number = format_number(now.year, seq)
-        meta = _meta(number, now, author, language, inputs_sha)
-        if provider_id is not None and kind is ReportKind.provider:
-            meta["earlier_export"] = _earlier_export(session, provider_id, now)
+        meta = _report_meta(session, subject, number, now, author, language)
         pdf = sign_report(render_pdf(renderer, kind.value, inputs, meta, language), number)
         record = ExportRecord(
             number=number,
             year=now.year,
             seq=seq,
             kind=kind.value,
-            subject_id=subject_id,
-            subject_name=subject_name[:200],
+            subject_id=subject.id,
+            subject_name=subject.name[:200],
             provider_id=provider_id,
             language=language,
             created_by_id=author.id,
@@ -152,19 +179,8 @@ def export_provider_report(
     """Render the provider's vetting report to PDF and store the export record (raises NotFound)."""
     language = parse_language(language)
     now = now or localtime.now()
-    inputs = provider_inputs(session, provider_id=provider_id, today=localtime.business_today(now))
-    return _export(
-        session,
-        kind=ReportKind.provider,
-        subject_id=provider_id,
-        subject_name=inputs["provider"]["legal_name"],
-        provider_id=provider_id,
-        inputs=inputs,
-        language=language,
-        author=author,
-        renderer=renderer,
-        now=now,
-    )
+    subject = _provider_subject(session, provider_id, now)
+    return _export(session, subject, language=language, author=author, renderer=renderer, now=now)
 
 
 def provider_report_html(
@@ -173,10 +189,15 @@ def provider_report_html(
     """The provider report as an HTML page, rendered now (a preview: no number, nothing stored)."""
     language = parse_language(language)
     now = localtime.now()
-    inputs = provider_inputs(session, provider_id=provider_id, today=localtime.business_today(now))
-    meta = _meta(None, now, author, language, snapshot_sha256(inputs))
-    meta["earlier_export"] = _earlier_export(session, provider_id, now)
-    return render_html("provider", inputs, meta, language, screen=True, toolbar=toolbar)
+    return _preview(session, _provider_subject(session, provider_id, now), language, author, now, toolbar)
+
+
+def _preview(
+    session: Session, subject: _Subject, language: str, author: Author, now: datetime, toolbar: Any
+) -> str:
+    """The report rendered now as an HTML page (no number, nothing stored)."""
+    meta = _report_meta(session, subject, None, now, author, language)
+    return render_html(subject.kind.value, subject.inputs, meta, language, screen=True, toolbar=toolbar)
 
 
 def export_html(record: ExportRecord, *, toolbar: Any = None) -> str:
@@ -229,12 +250,13 @@ def verify_export(record: ExportRecord) -> bool:
     return hashlib.sha256(record.pdf_bytes).hexdigest() == record.sha256
 
 
-def _case_inputs(session: Session, case_id: int, now: datetime) -> dict[str, Any]:
+def _case_subject(session: Session, case_id: int, now: datetime) -> _Subject:
     if not cases_available():
         raise NotFound(_("选型案例功能尚未启用"), field="case_id")
     from app.cases.report_inputs import case_inputs
 
-    return case_inputs(session, case_id=case_id, today=localtime.business_today(now))
+    inputs = case_inputs(session, case_id=case_id, today=localtime.business_today(now))
+    return _Subject(ReportKind.case, case_id, inputs["case"]["title"], None, inputs)
 
 
 def export_case_report(
@@ -249,19 +271,8 @@ def export_case_report(
     """Render a complete procurement case's report to PDF and store the export record."""
     language = parse_language(language)
     now = now or localtime.now()
-    inputs = _case_inputs(session, case_id, now)
-    return _export(
-        session,
-        kind=ReportKind.case,
-        subject_id=case_id,
-        subject_name=inputs["case"]["title"],
-        provider_id=None,
-        inputs=inputs,
-        language=language,
-        author=author,
-        renderer=renderer,
-        now=now,
-    )
+    subject = _case_subject(session, case_id, now)
+    return _export(session, subject, language=language, author=author, renderer=renderer, now=now)
 
 
 def case_report_html(
@@ -270,6 +281,4 @@ def case_report_html(
     """The case report as an HTML page, rendered now (a preview: no number, nothing stored)."""
     language = parse_language(language)
     now = localtime.now()
-    inputs = _case_inputs(session, case_id, now)
-    meta = _meta(None, now, author, language, snapshot_sha256(inputs))
-    return render_html("case", inputs, meta, language, screen=True, toolbar=toolbar)
+    return _preview(session, _case_subject(session, case_id, now), language, author, now, toolbar)
