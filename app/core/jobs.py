@@ -35,13 +35,14 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from flask import has_app_context, has_request_context
-from flask_babel import force_locale, get_locale
+from flask_babel import force_locale
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.core import clock
 from app.core.clock import aware
 from app.core.errors import Conflict, InvalidInput, ServiceError
+from app.core.i18n import current_language
 from app.core.plugins import register_once
 from app.core.records import get_or_404
 from app.models.jobs import FINAL_STATES, Job, JobState
@@ -260,7 +261,7 @@ def enqueue(
     if not isinstance(params, dict):
         raise InvalidInput(_("任务参数须为对象"), field="params")
     if has_request_context():  # the job speaks the language of the person who started it
-        params = {**params, LOCALE_PARAM: str(get_locale() or "zh")}
+        params = {**params, LOCALE_PARAM: current_language()}
     actor_id, actor_name = _actor(user, session)
     job = Job(
         kind=kind,

@@ -21,7 +21,7 @@ import unicodedata
 from datetime import timedelta
 from typing import Any
 
-from flask_babel import force_locale, get_locale
+from flask_babel import force_locale
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
@@ -29,6 +29,7 @@ from app.core import clock
 from app.core.clock import aware
 from app.core.errors import Conflict, InvalidInput
 from app.core.events import EvidenceChanged, publish
+from app.core.i18n import current_language
 from app.core.jobs import background, enqueue, job_result_outcome
 from app.core.records import get_or_404
 from app.credentials import evidence as evidence_service
@@ -107,7 +108,7 @@ def translate(value: Any) -> str:
         }
         fallback = value.get("fallback")
         text = _(value["msgid"])
-        if fallback and text == value["msgid"] and str(get_locale() or "zh") != "zh":
+        if fallback and text == value["msgid"] and current_language() != "zh":
             text = _(fallback)  # no translation of the system's own words: say what kind of failure it was
         return text % params if params else text
     return "" if value is None else str(value)

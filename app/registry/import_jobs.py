@@ -14,12 +14,13 @@ from typing import Any
 
 import sqlalchemy as sa
 from flask import has_app_context
-from flask_babel import force_locale, get_locale
+from flask_babel import force_locale
 from flask_babel import gettext as _
 from sqlmodel import Session
 
 from app.core import clock, jobs
 from app.core.errors import NotFound
+from app.core.i18n import current_language
 from app.models.jobs import Job
 from app.models.uploads import ImportUpload
 from app.registry.transfer.formats import FORMATS
@@ -75,7 +76,7 @@ def drop_upload(session: Session, upload_id: int | None) -> None:
 
 
 def _locale() -> str:
-    return str(get_locale() or "zh") if has_app_context() else "zh"
+    return current_language()
 
 
 def start_import(
