@@ -90,6 +90,11 @@ def read_mb_s(samples_per_second: float, sample_kb: float) -> float:
     return samples_per_second * sample_kb / 1000
 
 
+def gpu_hour_price(month_cny: float, gpus: int, hours_per_month: float) -> float:
+    """Price per GPU-hour of a monthly price for `gpus` GPUs used `hours_per_month` hours a month."""
+    return month_cny / (gpus * hours_per_month)
+
+
 class MonthlyCost(NamedTuple):
     """Monthly cost of an offer for the case; `basis` says which price it came from."""
 
