@@ -211,7 +211,7 @@ def _gpu_hour_price(price: Price, workload: Workload) -> tuple[float, str, Reaso
     if month is None:
         return _quoted(hour)
     _positive(month, "month_cny")
-    gpus = int(_positive(price.month_gpus or workload.gpus, "month_gpus"))
+    gpus = workload.gpus if price.month_gpus is None else int(_positive(price.month_gpus, "month_gpus"))
     hours = workload.hours_per_month
     cost = sizing.monthly_cost(
         price_month_cny=month, price_gpu_hour_cny=hour, gpus_per_node=gpus, nodes=1, hours_per_month=hours
