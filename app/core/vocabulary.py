@@ -192,6 +192,7 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "provider_watch": ("关注", "Watch"),
         "notify_settings": ("通知设置", "Notification settings"),
         "webhook": ("回调地址", "Webhooks"),
+        "quote": ("报价", "Quote"),
     },
     "collection": {
         "licences": ("许可证", "Licence"),
@@ -203,6 +204,11 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
     "lookup_kind": {  # an official lookup recorded by hand (audit trail)
         "icp": ("ICP 备案查询", "ICP filing lookup"),
         "licence": ("增值电信许可证查询", "Telecom licence lookup"),
+    },
+    "quote_channel": {  # how a quote reached the buyer (app.models.quotes.QuoteChannel)
+        "email": ("邮件", "E-mail"),
+        "phone": ("电话", "Phone"),
+        "other": ("其他", "Other"),
     },
     "field": {  # field names (audit trail, details, evidence, CSV headers)
         "declared_on": ("供应商申报日期", "Declared by the provider on"),
@@ -277,6 +283,20 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "role": ("角色", "Role"),
         "active": ("启用", "Active"),
         "password": ("密码", "Password"),
+        "case_id": ("选型案例", "Procurement case"),
+        "offer_id": ("套餐", "Offer"),
+        "received_via": ("收到方式", "Received by"),
+        "min_term_months": ("最短租期（月）", "Minimum term (months)"),
+        "delivery_on": ("交付日期", "Delivery date"),
+        "includes_public_bandwidth": ("含公网带宽", "Includes public bandwidth"),
+        "includes_storage": ("含存储", "Includes storage"),
+        "includes_support": ("含技术支持", "Includes support"),
+        "sla_availability_pct": ("SLA 可用性（%）", "SLA availability (%)"),
+        "sla_compensation": ("SLA 赔偿", "SLA compensation"),
+        "trial_server_lent": ("提供试用服务器", "Trial server lent"),
+        "valid_until": ("报价有效期至", "Quote valid until"),
+        "entered_by_name": ("录入人", "Entered by"),
+        "entered_at": ("录入时间", "Entered at"),
     },
     "bench_suite": {
         "quick": ("快速测试", "Quick test"),
@@ -419,6 +439,7 @@ FIELD_KINDS: dict[str, tuple[str, ...]] = {
     "storage_type": ("storage_type",),
     "number_kind": ("identifier_kind",),
     "role": ("role",),
+    "received_via": ("quote_channel",),
 }
 
 

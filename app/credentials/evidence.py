@@ -49,6 +49,7 @@ PURPOSES: dict[str, tuple[str, str]] = {
     "licence_query": ("许可证系统：查询结果", "licence system: query result"),
     CAPTCHA_IMAGE: ("验证码图片", "captcha image"),
     "lookup_manual": ("人工查询截图", "lookup recorded by hand: screenshot"),
+    "quote_scan": ("报价单扫描件", "quote: signed scan"),
     "disclosure": ("供应商上传（尽调问卷）", "uploaded by the provider (questionnaire)"),
 }
 

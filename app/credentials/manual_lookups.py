@@ -258,9 +258,14 @@ class HandEntry(NamedTuple):
     actor: tuple[int | None, str]
 
 
-def read_by_hand(read: Callable[[datetime], dict[str, Any]], screenshot: Any, user: Any) -> HandEntry:
-    """The values entered now (`read(now)`) and the checked screenshot, or one InvalidInput naming every bad
-    field of both (a manual record of any kind: lookup, footer, credit record)."""
+def read_by_hand(
+    read: Callable[[datetime], dict[str, Any]],
+    screenshot: Any,
+    user: Any,
+    check_file: Callable[[Any], tuple[bytes, str]] = check_screenshot,
+) -> HandEntry:
+    """The values entered now (`read(now)`) and the file checked by `check_file`, or one InvalidInput naming
+    every bad field of both (a manual record of any kind: lookup, footer, credit record, quote)."""
     now = clock.now()
     problems: list[FieldError] = []
     entry: dict[str, Any] = {}
@@ -270,7 +275,7 @@ def read_by_hand(read: Callable[[datetime], dict[str, Any]], screenshot: Any, us
     except InvalidInput as exc:
         problems += exc.errors
     try:
-        body, content_type = check_screenshot(screenshot)
+        body, content_type = check_file(screenshot)
     except InvalidInput as exc:
         problems += exc.errors
     if problems:
