@@ -81,20 +81,10 @@ class UsefulHours:
     price_basis: str  # "gpu_hour": the quoted price per GPU-hour; "month": worked out from the monthly price
     price_gpu_hour_cny: float
     hours_per_month: float
-    intranet_gbps: float | None
-    intranet_source: str
-    intranet_measured: bool
-    efficiency: float | None  # share of the line rate the sync gets (1.0: a measured figure is goodput)
-    write_mb_s: float | None
-    write_source: str
-    write_measured: bool
-    compute_s: float | None  # per step
-    sync_s: float  # per step; 0 without a gradient sync between nodes
-    exposed_sync_s: float  # the part of the sync the GPUs wait for
-    step_s: float | None
-    step_compute_share: float
-    checkpoint_stall_s: float  # per checkpoint
-    stall_s_per_hour: float
+    intranet: Figure  # the intranet bandwidth the sync runs at (Gbps)
+    write: Figure  # the checkpoint write rate (MB/s)
+    step: StepTime
+    stalls: Stalls
     useful_share: float
     price_per_useful_gpu_hour_cny: float
     reasons: tuple[Reason, ...]
@@ -104,7 +94,9 @@ class UsefulHours:
         return ("；" if lang == "zh" else "; ").join(reason.text(lang) for reason in self.reasons)
 
 
-class _Step(NamedTuple):
+class StepTime(NamedTuple):
+    """One training step at the offer's intranet: compute, sync (all, and the part waited for), share."""
+
     compute_s: float | None
     efficiency: float | None
     sync_s: float
@@ -114,7 +106,9 @@ class _Step(NamedTuple):
     reason: Reason
 
 
-class _Stalls(NamedTuple):
+class Stalls(NamedTuple):
+    """Checkpoint stalls at the offer's write rate: per checkpoint and per hour."""
+
     per_checkpoint_s: float
     per_hour_s: float
     reason: Reason
@@ -131,7 +125,7 @@ def _percent(share: float) -> str:
     return f"{fmt(share * 100)}%"
 
 
-def _step(workload: Workload, intranet: Figure, rdma: bool) -> _Step:
+def _step(workload: Workload, intranet: Figure, rdma: bool) -> StepTime:
     """Compute, sync and the share of the step the GPUs compute, at the offer's intranet bandwidth."""
     target = workload.step_seconds
     compute = target * (1 - workload.sync_share) if target is not None else None
@@ -141,7 +135,7 @@ def _step(workload: Workload, intranet: Figure, rdma: bool) -> _Step:
             "节点之间没有梯度同步，GPU 不必等内网",
             "no gradient sync between nodes: the GPUs never wait for the intranet",
         )
-        return _Step(compute, None, 0.0, 0.0, compute, 1.0, reason)
+        return StepTime(compute, None, 0.0, 0.0, compute, 1.0, reason)
     target = _positive(target, "step_seconds (model.target_step_seconds)")
     gbps = _positive(intranet.value, "intranet_gbps")
     rated = intranet.source in (CLAIMED, ASSUMED)  # a line rate; a measured iperf3 figure is goodput
@@ -164,10 +158,10 @@ def _step(workload: Workload, intranet: Figure, rdma: bool) -> _Step:
         f"the GPUs compute for {_percent(share)} of each {fmt(step)} s step",
         source=intranet.source,
     )
-    return _Step(compute, efficiency, sync, exposed, step, share, reason)
+    return StepTime(compute, efficiency, sync, exposed, step, share, reason)
 
 
-def _stalls(workload: Workload, write: Figure) -> _Stalls:
+def _stalls(workload: Workload, write: Figure) -> Stalls:
     """Seconds training stalls per checkpoint and per hour at the offer's write rate."""
     size, every = workload.checkpoint_gb, workload.checkpoint_interval_minutes
     if not size or not every:
@@ -176,7 +170,7 @@ def _stalls(workload: Workload, write: Figure) -> _Stalls:
             "本案没有检查点大小和间隔，不计检查点停顿",
             "the case gives no checkpoint size and interval: checkpoint stalls are not counted",
         )
-        return _Stalls(0.0, 0.0, reason)
+        return Stalls(0.0, 0.0, reason)
     rate = _positive(write.value, "write_mb_s")
     stall = sizing.checkpoint_stall_seconds(size, rate)
     per_hour = stall * MINUTES_PER_HOUR / every
@@ -189,7 +183,7 @@ def _stalls(workload: Workload, write: Figure) -> _Stalls:
         f"every {fmt(every)} min: {fmt(per_hour)} s an hour",
         source=write.source,
     )
-    return _Stalls(stall, per_hour, reason)
+    return Stalls(stall, per_hour, reason)
 
 
 def _quoted(hour: float) -> tuple[float, str, Reason]:
@@ -250,20 +244,10 @@ def useful_hours(
         price_basis=basis,
         price_gpu_hour_cny=per_hour,
         hours_per_month=workload.hours_per_month,
-        intranet_gbps=intranet.value,
-        intranet_source=intranet.source,
-        intranet_measured=intranet.measured,
-        efficiency=step.efficiency,
-        write_mb_s=write.value,
-        write_source=write.source,
-        write_measured=write.measured,
-        compute_s=step.compute_s,
-        sync_s=step.sync_s,
-        exposed_sync_s=step.exposed_s,
-        step_s=step.step_s,
-        step_compute_share=step.share,
-        checkpoint_stall_s=stalls.per_checkpoint_s,
-        stall_s_per_hour=stalls.per_hour_s,
+        intranet=intranet,
+        write=write,
+        step=step,
+        stalls=stalls,
         useful_share=useful,
         price_per_useful_gpu_hour_cny=per_useful,
         reasons=(price_reason, step.reason, stalls.reason, share_reason),

@@ -36,14 +36,14 @@ def test_a_cheap_offer_on_shared_1_gbps_costs_more_per_useful_hour_than_a_dearer
     cheap = useful_hours(TWO_NODES, Price(gpu_hour_cny=2.0), Figure(0.8, MEASURED), Figure(200, CLAIMED))
     assert cheap.price_basis == "gpu_hour"
     assert cheap.price_gpu_hour_cny == 2.0
-    assert cheap.efficiency == 1.0
-    assert cheap.compute_s == pytest.approx(7.0)
-    assert cheap.sync_s == pytest.approx(10.0)
-    assert cheap.exposed_sync_s == pytest.approx(10.0)
-    assert cheap.step_s == pytest.approx(17.0)
-    assert cheap.step_compute_share == pytest.approx(0.411765, abs=1e-6)
-    assert cheap.checkpoint_stall_s == pytest.approx(50.0)
-    assert cheap.stall_s_per_hour == pytest.approx(100.0)
+    assert cheap.step.efficiency == 1.0
+    assert cheap.step.compute_s == pytest.approx(7.0)
+    assert cheap.step.sync_s == pytest.approx(10.0)
+    assert cheap.step.exposed_s == pytest.approx(10.0)
+    assert cheap.step.step_s == pytest.approx(17.0)
+    assert cheap.step.share == pytest.approx(0.411765, abs=1e-6)
+    assert cheap.stalls.per_checkpoint_s == pytest.approx(50.0)
+    assert cheap.stalls.per_hour_s == pytest.approx(100.0)
     assert cheap.useful_share == pytest.approx(0.400327, abs=1e-6)
     assert cheap.price_per_useful_gpu_hour_cny == pytest.approx(4.995918, abs=1e-6)
 
@@ -58,12 +58,12 @@ def test_a_cheap_offer_on_shared_1_gbps_costs_more_per_useful_hour_than_a_dearer
     )
     assert dearer.price_basis == "month"
     assert dearer.price_gpu_hour_cny == pytest.approx(3.0)
-    assert dearer.efficiency == 0.94
-    assert dearer.sync_s == pytest.approx(0.340426, abs=1e-6)
-    assert dearer.step_s == pytest.approx(7.340426, abs=1e-6)
-    assert dearer.step_compute_share == pytest.approx(0.953623, abs=1e-6)
-    assert dearer.checkpoint_stall_s == pytest.approx(10.0)
-    assert dearer.stall_s_per_hour == pytest.approx(20.0)
+    assert dearer.step.efficiency == 0.94
+    assert dearer.step.sync_s == pytest.approx(0.340426, abs=1e-6)
+    assert dearer.step.step_s == pytest.approx(7.340426, abs=1e-6)
+    assert dearer.step.share == pytest.approx(0.953623, abs=1e-6)
+    assert dearer.stalls.per_checkpoint_s == pytest.approx(10.0)
+    assert dearer.stalls.per_hour_s == pytest.approx(20.0)
     assert dearer.useful_share == pytest.approx(0.948325, abs=1e-6)
     assert dearer.price_per_useful_gpu_hour_cny == pytest.approx(3.163471, abs=1e-6)
 
@@ -107,18 +107,18 @@ def test_measured_and_claimed_flags_and_the_efficiency_they_bring():
     # Measured 10 Gbps is iperf3 goodput already: sync = 8e9 / 10e9 = 0.8 s.
     claimed = useful_hours(TWO_NODES, Price(gpu_hour_cny=3), Figure(10, CLAIMED), Figure(500, ASSUMED))
     measured = useful_hours(TWO_NODES, Price(gpu_hour_cny=3), Figure(10, MEASURED), Figure(500, MEASURED))
-    assert (claimed.intranet_source, claimed.intranet_measured) == (CLAIMED, False)
-    assert (claimed.write_source, claimed.write_measured) == (ASSUMED, False)
-    assert (measured.intranet_source, measured.intranet_measured) == (MEASURED, True)
-    assert (measured.write_source, measured.write_measured) == (MEASURED, True)
-    assert claimed.sync_s == pytest.approx(0.851064, abs=1e-6)
-    assert measured.sync_s == pytest.approx(0.8)
+    assert (claimed.intranet.source, claimed.intranet.measured) == (CLAIMED, False)
+    assert (claimed.write.source, claimed.write.measured) == (ASSUMED, False)
+    assert (measured.intranet.source, measured.intranet.measured) == (MEASURED, True)
+    assert (measured.write.source, measured.write.measured) == (MEASURED, True)
+    assert claimed.step.sync_s == pytest.approx(0.851064, abs=1e-6)
+    assert measured.step.sync_s == pytest.approx(0.8)
     # A claimed RDMA rate is taken at 90%: 8e9 / (10e9 x 0.9) = 0.888889 s.
     rdma = useful_hours(
         TWO_NODES, Price(gpu_hour_cny=3), Figure(10, CLAIMED), Figure(500, CLAIMED), rdma=True
     )
-    assert rdma.efficiency == 0.9
-    assert rdma.sync_s == pytest.approx(0.888889, abs=1e-6)
+    assert rdma.step.efficiency == 0.9
+    assert rdma.step.sync_s == pytest.approx(0.888889, abs=1e-6)
 
 
 def test_a_single_node_has_no_sync_and_needs_no_bandwidth():
@@ -127,11 +127,11 @@ def test_a_single_node_has_no_sync_and_needs_no_bandwidth():
     # CNY 4 / 0.988889 = 4.044944
     one_node = Workload(gpus=8, hours_per_month=720, checkpoint_gb=10, checkpoint_interval_minutes=30)
     result = useful_hours(one_node, Price(gpu_hour_cny=4), Figure(None), Figure(500, MEASURED))
-    assert result.sync_s == 0.0
-    assert result.exposed_sync_s == 0.0
-    assert result.efficiency is None
-    assert result.compute_s is None  # no target step given, and none needed
-    assert result.step_compute_share == 1.0
+    assert result.step.sync_s == 0.0
+    assert result.step.exposed_s == 0.0
+    assert result.step.efficiency is None
+    assert result.step.compute_s is None  # no target step given, and none needed
+    assert result.step.share == 1.0
     assert result.useful_share == pytest.approx(0.988889, abs=1e-6)
     assert result.price_per_useful_gpu_hour_cny == pytest.approx(4.044944, abs=1e-6)
     assert result.reasons[1].code == "useful.no_sync"
@@ -143,7 +143,7 @@ def test_without_checkpoints_only_the_sync_counts():
         gpus=16, hours_per_month=720, allreduce_bytes=1e9, step_seconds=10, sync_share=0.3
     )
     result = useful_hours(no_checkpoints, Price(gpu_hour_cny=2), Figure(0.8, MEASURED), Figure(None))
-    assert result.stall_s_per_hour == 0.0
+    assert result.stalls.per_hour_s == 0.0
     assert result.useful_share == pytest.approx(0.411765, abs=1e-6)
     assert result.price_per_useful_gpu_hour_cny == pytest.approx(4.857143, abs=1e-6)
     assert result.reasons[2].code == "useful.no_checkpoint"
@@ -204,7 +204,7 @@ def test_a_price_that_is_missing_or_not_positive_is_a_clear_error(price, name):
 def test_checkpoints_that_never_finish_leave_no_useful_hour():
     # 10 GB at 5 MB/s = 2000 s per checkpoint, twice an hour = 4000 s > 3600 s: useful share 0
     result = useful_hours(TWO_NODES, Price(gpu_hour_cny=2), Figure(10, MEASURED), Figure(5, MEASURED))
-    assert result.stall_s_per_hour == pytest.approx(4000)
+    assert result.stalls.per_hour_s == pytest.approx(4000)
     assert result.useful_share == 0.0
     assert math.isinf(result.price_per_useful_gpu_hour_cny)
 
