@@ -22,16 +22,16 @@ from app.core import clock
 from app.core.clock import aware
 from app.core.errors import FieldError, InvalidInput, NotFound, from_validation_error
 from app.core.limits import MAX_ID
-from app.core.records import get_or_404
 from app.credentials.manual_lookups import (
     MAX_SCREENSHOT_BYTES,
     read_by_hand,
     screenshot_evidence,
     sniff_screenshot,
 )
-from app.models import Offer, Provider
+from app.models import Provider
 from app.models.enums import BandwidthType
 from app.models.quotes import Quote, QuoteChannel
+from app.trials.bench_uploads import get_offer
 
 PURPOSE = "quote_scan"
 SCAN_FIELD = "scan"
@@ -132,8 +132,7 @@ def create_quote(
     now, entry, body, content_type, actor = read_by_hand(
         lambda _now: read_quote(values).model_dump(), scan, user, check_file=check_scan
     )
-    offer_id = entry["offer_id"]
-    offer = get_or_404(session, Offer, offer_id, _("套餐 %(id)s 不存在", id=offer_id), field="offer_id")
+    offer = get_offer(session, entry["offer_id"])
     quote = Quote(
         case_id=case.id,
         provider_id=offer.provider_id,
@@ -185,7 +184,7 @@ def get_quote(session: Session, *, case_id: int, quote_id: int) -> Quote:
     """One quote of the case, or NotFound."""
     quote = session.get(Quote, quote_id)
     if quote is None or quote.case_id != case_id:
-        raise NotFound(_("报价 %(id)s 不存在", id=quote_id), field="quote_id")
+        raise NotFound(_("报价单 %(id)s 不存在", id=quote_id), field="quote_id")
     return quote
 
 

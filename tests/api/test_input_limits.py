@@ -14,8 +14,10 @@ from tests.api.conftest import assert_error_shape, provider_payload
 HUGE_IDS = ("99999999999999999999", str(MAX_ID + 1), "9" * 5000)
 
 
-def _with_id(path: str, value: str) -> str:
-    return "/api/v1" + re.sub(r"<[^>]*>", value, path)
+def _with_id(path: str, value: str, position: int = 0) -> str:
+    """The path with `value` as its id at `position` and 1 as any other id."""
+    ids = iter(range(path.count("<")))
+    return "/api/v1" + re.sub(r"<[^>]*>", lambda _: value if next(ids) == position else "1", path)
 
 
 @pytest.mark.parametrize("value", HUGE_IDS)
@@ -23,9 +25,11 @@ def test_ids_past_the_integer_range_are_404_on_every_operation(api, tokens, valu
     with_ids = [op for op in OPERATIONS if "<" in op.path]
     assert len(with_ids) >= 5
     for op in with_ids:
-        response = api.open(_with_id(op.path, value), method=op.method, headers=tokens["admin"], json={})
-        errors = assert_error_shape(response, 404)
-        assert "不存在" in errors[0]["message"], (op.method, op.path)
+        for position in range(op.path.count("<")):
+            path = _with_id(op.path, value, position)
+            response = api.open(path, method=op.method, headers=tokens["admin"], json={})
+            errors = assert_error_shape(response, 404)
+            assert "不存在" in errors[0]["message"], (op.method, op.path, position)
 
 
 def test_patch_and_delete_of_a_missing_id_are_404_not_405(api, tokens):
