@@ -204,3 +204,16 @@ def test_missing_case_offer_or_quote_is_not_found(session, quoting):
         service.get_quote(session, case_id=other.id, quote_id=quote.id)
     assert _fields(excinfo) == ["quote_id"]
     assert session.exec(select(Evidence).where(Evidence.purpose == service.PURPOSE)).all() != []
+
+
+def test_quotes_go_with_their_case_and_their_provider(session, quoting):
+    _create(session, quoting)
+    cases.delete_case(session, case_id=quoting["case"].id, version=quoting["case"].version)
+    session.expunge_all()
+    assert session.exec(select(Quote)).all() == []
+    owner = cases.Actor(None, "x")
+    quoting["case"] = cases.create_case(session, answers=example("offline_batch"), owner=owner)
+    _create(session, quoting)
+    provider_service.delete_provider(session, provider_id=quoting["provider"].id)
+    session.expunge_all()
+    assert session.exec(select(Quote)).all() == []
