@@ -136,3 +136,11 @@ def test_openapi_documents_the_quote_operations(api):
     schemas = document["components"]["schemas"]
     assert {"QuoteForm", "QuotePublic", "QuoteList"} <= set(schemas)
     assert schemas["QuoteForm"]["properties"]["scan"]["format"] == "binary"
+
+
+def test_the_provider_history_shows_the_quote(api, tokens, case_and_offer, login, session):
+    case_id, offer_id = case_and_offer
+    body = _post(api, case_id, tokens["analyst"], _form(offer_id)).get_json()
+    page = login("viewer", "history-reader").get(f"/providers/{body['provider_id']}")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "报价" in html and "收到方式" in html and "邮件" in html
