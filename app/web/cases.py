@@ -32,12 +32,13 @@ from app.web.case_steps import (
 )
 from app.web.forms import bind, display_values, parse_form, split_errors
 from app.web.nav import nav_item
+from app.web.quotes import comparison
 
 nav_item(
     "web.cases",
     _l("选型问卷"),
     order=40,
-    active=("web.case_new", "web.case_step", "web.case_detail", "web.case_checklist"),
+    active=("web.case_new", "web.case_step", "web.case_detail", "web.case_checklist", "web.case_quote_new"),
 )
 
 
@@ -295,6 +296,7 @@ def case_detail(case_id: int) -> Any:
         steps=_step_links(case, case.answers),
         history=service.case_history(session, case_id=case_id),
         changed=service.evidence_since(session, case=case),
+        quotes=comparison(session, case_id=case_id, advice=advice),
     )
 
 
