@@ -287,16 +287,17 @@ def case_detail(case_id: int) -> Any:
     if not case.complete:
         return _unfinished(case)
     advice = service.advise_case(session, case_id=case_id, check_link=_check_link)
+    shown = advice.to_dict(limit=PAGE_OFFERS, step_url=step_link(case_id))
     return render_template(
         "cases/result.html",
         case=case,
-        advice=advice.to_dict(limit=PAGE_OFFERS, step_url=step_link(case_id)),
+        advice=shown,
         page_offers=PAGE_OFFERS,
         lang=current_language(),
         steps=_step_links(case, case.answers),
         history=service.case_history(session, case_id=case_id),
         changed=service.evidence_since(session, case=case),
-        quotes=comparison(session, case_id=case_id, advice=advice),
+        quotes=comparison(session, case_id=case_id, advice=advice, shown=shown["offers"]),
     )
 
 

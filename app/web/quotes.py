@@ -122,13 +122,26 @@ def _assessments(advice: Advice, quotes: list[Any]) -> dict[int, Assessment]:
     return {quote.offer_id: found[quote.offer_id] for quote in quotes if quote.offer_id in found}
 
 
-def comparison(session: Any, *, case_id: int, advice: Advice) -> dict[str, Any]:
-    """One column per quote (latest entered first) and whether a single source must be justified."""
+def _offer_dicts(
+    advice: Advice, assessed: dict[int, Assessment], shown: list[dict[str, Any]]
+) -> dict[int, Any]:
+    """The advice's dict (with its verdict) of each quoted offer: the page's own, else made for it."""
+    offers = {offer["offer_id"]: offer for offer in shown if offer["offer_id"] in assessed}
+    missing = [a for offer_id, a in assessed.items() if offer_id not in offers]
+    offers.update((a.offer.id, offer) for a, offer in zip(missing, advice.offer_dicts(missing), strict=True))
+    return offers
+
+
+def comparison(
+    session: Any, *, case_id: int, advice: Advice, shown: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """One column per quote (latest entered first) and whether a single source must be justified; `shown`:
+    the offer dicts the page already has (their verdicts are not read again)."""
     quotes = service.list_quotes(session, case_id=case_id)
     names = service.provider_names(session, quotes)
     today = clock.business_today()
     assessed = _assessments(advice, quotes)
-    offers = dict(zip(assessed, advice.offer_dicts(list(assessed.values())), strict=True))
+    offers = _offer_dicts(advice, assessed, shown or [])
     ctx = context(advice.needs, today)
     workload = useful.Workload.of_case(advice.answers, advice.needs)
     columns = [
