@@ -33,6 +33,8 @@ from app.web.forms import FieldSpec, FormSpec, bind, display_values, parse_form,
 COMPARED_PROVIDERS = 3
 # Offers offered in the form's list, best ranked first.
 FORM_OFFERS = 500
+# The quote's yes/no facts: what the price includes and whether a trial server is lent.
+YES_NO = ("includes_public_bandwidth", "includes_storage", "includes_support", "trial_server_lent")
 # The quote's own rows of the comparison, shown as stored (labels and units from the vocabulary).
 QUOTE_ROWS = (
     "price_gpu_hour_cny",
@@ -42,10 +44,7 @@ QUOTE_ROWS = (
     "sla_availability_pct",
     "sla_compensation",
     "bandwidth_type",
-    "includes_public_bandwidth",
-    "includes_storage",
-    "includes_support",
-    "trial_server_lent",
+    *YES_NO,
     "received_via",
 )
 
@@ -68,10 +67,7 @@ QUOTE_FORM = FormSpec(
         FieldSpec("bandwidth_type", "select", _choices("bandwidth_type", BandwidthType), width=4),
         FieldSpec("sla_availability_pct", "decimal", width=4, help=_l("如 99.9")),
         FieldSpec("sla_compensation", width=8),
-        FieldSpec("includes_public_bandwidth", "checkbox", width=3),
-        FieldSpec("includes_storage", "checkbox", width=3),
-        FieldSpec("includes_support", "checkbox", width=3),
-        FieldSpec("trial_server_lent", "checkbox", width=3),
+        *(FieldSpec(name, "checkbox", width=3) for name in YES_NO),
         FieldSpec("notes", "textarea", width=12),
     ),
 )
