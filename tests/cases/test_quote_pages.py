@@ -87,6 +87,24 @@ def test_multi_node_training_shows_the_price_per_useful_gpu_hour(login, demo_loa
     assert "梯度同步" in row and "每有效卡时" in row and "<details" in row
 
 
+def test_the_useful_hour_price_matches_a_hand_calculation(demo_loaded, training_case):
+    from app.web.quotes import comparison
+
+    tcp = select(Offer).where(Offer.rdma_type == "none", Offer.intranet_gbps > 0).order_by(Offer.id)
+    offer = demo_loaded.exec(tcp).first()
+    _quote(demo_loaded, training_case, offer, price_gpu_hour_cny="10")
+    advice = cases.advise_case(demo_loaded, case_id=training_case)
+    useful = comparison(demo_loaded, case_id=training_case, advice=advice)["columns"][0]["useful"]
+    assert useful["intranet"] == {**useful["intranet"], "value": offer.intranet_gbps, "source": "claimed"}
+    # 4 nodes x 8 GPUs, 7B parameters in bf16 (14 GB of gradients), ring all-reduce 2(4-1)/4 x 14 GB = 21 GB a
+    # step; target step 10 s of which 30 % is left to the sync: 7 s of compute. A claimed TCP line rate counts
+    # at 0.94. A 100 GB checkpoint every 60 minutes at the write rate shown.
+    sync = 21e9 * 8 / (offer.intranet_gbps * 1e9 * 0.94)
+    stall_per_hour = 100 * 1000 / useful["write"]["value"]
+    share = (1 - stall_per_hour / 3600) * 7 / (7 + sync)
+    assert useful["value"] == pytest.approx(10 / share, rel=1e-9)
+
+
 def test_the_table_in_english(login, demo_loaded, training_case):
     _quote(demo_loaded, training_case, _offers(demo_loaded, 1)[0])
     client = login("viewer")
