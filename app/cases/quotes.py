@@ -38,6 +38,8 @@ SCAN_FIELD = "scan"
 MAX_TEXT = 2000
 MAX_LIST = 200
 PRICE_FIELDS = ("price_gpu_hour_cny", "price_month_cny")
+# The quote's yes/no facts: what the price includes and whether a trial server is lent.
+YES_NO = ("includes_public_bandwidth", "includes_storage", "includes_support", "trial_server_lent")
 
 
 class QuoteInput(BaseModel):

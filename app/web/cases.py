@@ -15,6 +15,7 @@ from app.accounts.auth import has_role, role_required
 from app.advice import questionnaire
 from app.advice.answers import validate_step
 from app.cases import cases as service
+from app.cases.quote_comparison import comparison
 from app.core.db import get_session
 from app.core.errors import Conflict, FieldError, InvalidInput
 from app.core.i18n import current_language
@@ -32,7 +33,6 @@ from app.web.case_steps import (
 )
 from app.web.forms import bind, display_values, parse_form, split_errors
 from app.web.nav import nav_item
-from app.web.quotes import comparison
 
 nav_item(
     "web.cases",

@@ -72,7 +72,7 @@ def test_three_providers_need_no_single_source_note(login, demo_loaded, training
 
 
 def test_multi_node_training_shows_the_price_per_useful_gpu_hour(login, demo_loaded, training_case):
-    from app.web.quotes import comparison
+    from app.cases.quote_comparison import comparison
 
     offer = _offers(demo_loaded, 1)[0]
     quote = _quote(demo_loaded, training_case, offer, price_gpu_hour_cny="10")
@@ -88,7 +88,7 @@ def test_multi_node_training_shows_the_price_per_useful_gpu_hour(login, demo_loa
 
 
 def test_the_useful_hour_price_matches_a_hand_calculation(demo_loaded, training_case):
-    from app.web.quotes import comparison
+    from app.cases.quote_comparison import comparison
 
     tcp = select(Offer).where(Offer.rdma_type == "none", Offer.intranet_gbps > 0).order_by(Offer.id)
     offer = demo_loaded.exec(tcp).first()
