@@ -14,6 +14,7 @@ from datetime import date
 from typing import Any, Optional
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sqlmodel import Session, col, select
 
@@ -23,10 +24,9 @@ from app.core.clock import aware
 from app.core.errors import FieldError, InvalidInput, NotFound, from_validation_error
 from app.core.limits import MAX_ID
 from app.credentials.manual_lookups import (
-    MAX_SCREENSHOT_BYTES,
+    check_upload,
     read_by_hand,
     screenshot_evidence,
-    sniff_screenshot,
 )
 from app.models import Provider
 from app.models.enums import BandwidthType
@@ -106,18 +106,13 @@ def read_quote(values: Mapping[str, Any]) -> QuoteInput:
 
 def check_scan(data: Any) -> tuple[bytes, str]:
     """The scan's bytes and detected type (the manual records' upload rules), or InvalidInput on `scan`."""
-    if not isinstance(data, (bytes, bytearray)) or not data:
-        raise InvalidInput(_("请上传签字盖章的报价单扫描件（PNG、JPEG 或 PDF）"), field=SCAN_FIELD)
-    if len(data) > MAX_SCREENSHOT_BYTES:
-        raise InvalidInput(
-            _("扫描件过大：最大 %(mb)d MB", mb=MAX_SCREENSHOT_BYTES // (1024 * 1024)), field=SCAN_FIELD
-        )
-    content_type = sniff_screenshot(bytes(data))
-    if content_type is None:
-        raise InvalidInput(
-            _("扫描件须为 PNG、JPEG 图片或 PDF 文件（按文件内容识别，与文件名无关）"), field=SCAN_FIELD
-        )
-    return bytes(data), content_type
+    return check_upload(
+        data,
+        field=SCAN_FIELD,
+        missing=_l("请上传签字盖章的报价单扫描件（PNG、JPEG 或 PDF）"),
+        too_large=_l("扫描件过大：最大 %(mb)d MB"),
+        wrong_type=_l("扫描件须为 PNG、JPEG 图片或 PDF 文件（按文件内容识别，与文件名无关）"),
+    )
 
 
 def create_quote(

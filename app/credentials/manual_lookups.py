@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any, NamedTuple
 
 from flask_babel import gettext as _
+from flask_babel import lazy_gettext as _l
 from sqlmodel import Session
 
 from app.core import clock
@@ -62,20 +63,30 @@ def sniff_screenshot(data: bytes) -> str | None:
     return None
 
 
-def check_screenshot(data: Any) -> tuple[bytes, str]:
-    """The bytes and their detected type, or InvalidInput (field "screenshot") naming what is accepted."""
+def check_upload(
+    data: Any, *, field: str, missing: Any, too_large: Any, wrong_type: Any
+) -> tuple[bytes, str]:
+    """The bytes and detected type of a screenshot or scan (PNG, JPEG or PDF by content, at most
+    MAX_SCREENSHOT_BYTES), or InvalidInput on `field` with its lazy texts (`too_large` takes %(mb)d)."""
     if not isinstance(data, (bytes, bytearray)) or not data:
-        raise InvalidInput(_("请上传官方网站查询结果的截图（PNG、JPEG 或 PDF）"), field="screenshot")
+        raise InvalidInput(str(missing), field=field)
     if len(data) > MAX_SCREENSHOT_BYTES:
-        raise InvalidInput(
-            _("截图过大：最大 %(mb)d MB", mb=MAX_SCREENSHOT_BYTES // (1024 * 1024)), field="screenshot"
-        )
+        raise InvalidInput(str(too_large) % {"mb": MAX_SCREENSHOT_BYTES // (1024 * 1024)}, field=field)
     content_type = sniff_screenshot(bytes(data))
     if content_type is None:
-        raise InvalidInput(
-            _("截图须为 PNG、JPEG 图片或 PDF 文件（按文件内容识别，与文件名无关）"), field="screenshot"
-        )
+        raise InvalidInput(str(wrong_type), field=field)
     return bytes(data), content_type
+
+
+def check_screenshot(data: Any) -> tuple[bytes, str]:
+    """The bytes and their detected type, or InvalidInput (field "screenshot") naming what is accepted."""
+    return check_upload(
+        data,
+        field="screenshot",
+        missing=_l("请上传官方网站查询结果的截图（PNG、JPEG 或 PDF）"),
+        too_large=_l("截图过大：最大 %(mb)d MB"),
+        wrong_type=_l("截图须为 PNG、JPEG 图片或 PDF 文件（按文件内容识别，与文件名无关）"),
+    )
 
 
 # ------------------------------------------------------------------------------------------------ input
