@@ -6,12 +6,14 @@ cryptography is imported inside the functions: start-up loads it only where a PK
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from flask_babel import gettext as _
 from pydantic import SecretStr
+
+from app.core import clock
 
 PKCS12_SETTING = "GPUVET_SIGNING_PKCS12"
 PASSPHRASE_SETTING = "GPUVET_SIGNING_PKCS12_PASSPHRASE"
@@ -89,7 +91,7 @@ def new_self_signed_pkcs12() -> bytes:
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=SELF_SIGNED_KEY_BITS)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, SELF_SIGNED_NAME)])
-    now = datetime.now(UTC)
+    now = clock.now()
     usage = x509.KeyUsage(
         digital_signature=True,
         content_commitment=True,
