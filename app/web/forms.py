@@ -106,7 +106,8 @@ class BoundField:
 
 
 # ---------------------------------------------------------------- choices
-def _enum_choices(group: Mapping[str, Any]) -> Choices:
+def enum_choices(group: Mapping[str, Any]) -> Choices:
+    """The (value, label) choices of a label group, read when the form is drawn (in its language)."""
     return lambda _context: list(group.items())
 
 
@@ -133,7 +134,7 @@ PROVIDER_FORM = FormSpec(
         FieldSpec("legal_name", width=8, help=_l("营业执照上的完整名称")),
         FieldSpec("short_name", width=4),
         FieldSpec("legal_name_en", width=8),
-        FieldSpec("status", "select", _enum_choices(labels.PROVIDER_STATUS), width=4),
+        FieldSpec("status", "select", enum_choices(labels.PROVIDER_STATUS), width=4),
         FieldSpec("uscc", help=_l("18 位，字母大小写、空格均可")),
         FieldSpec("registered_province", "select", _provinces, blank=_l("（未填写）"), width=3),
         FieldSpec("registered_capital_cny", "number", width=3),
@@ -157,7 +158,7 @@ RECORD_FORMS: dict[str, FormSpec] = {
             FieldSpec("company_name"),
             FieldSpec("business_items", "checks", _business_items, width=12),
             FieldSpec("b11_includes_resource_collab", "tristate", width=4),
-            FieldSpec("status", "select", _enum_choices(labels.LICENCE_STATUS), width=4),
+            FieldSpec("status", "select", enum_choices(labels.LICENCE_STATUS), width=4),
             FieldSpec("issuer", width=4),
             FieldSpec(
                 "coverage",
@@ -173,7 +174,7 @@ RECORD_FORMS: dict[str, FormSpec] = {
         "filings",
         FilingIn,
         (
-            FieldSpec("kind", "select", _enum_choices(labels.FILING_KIND), blank=_l("自动识别"), width=4),
+            FieldSpec("kind", "select", enum_choices(labels.FILING_KIND), blank=_l("自动识别"), width=4),
             FieldSpec("number_raw", width=8, help=_l("如 京ICP备10046444号-9、京公网安备11010802032137号")),
             FieldSpec("entity_name", width=8),
             FieldSpec("entity_nature", width=4, help=_l("如 企业、个人")),
@@ -184,7 +185,7 @@ RECORD_FORMS: dict[str, FormSpec] = {
         "certifications",
         CertificationIn,
         (
-            FieldSpec("kind", "select", _enum_choices(labels.CERTIFICATION_KIND), width=4),
+            FieldSpec("kind", "select", enum_choices(labels.CERTIFICATION_KIND), width=4),
             FieldSpec("name", width=8, help=_l("“其他”类认证必填")),
             FieldSpec("level", "number", width=4, help=_l("等保必填，1-5")),
             FieldSpec("number", width=8),
@@ -206,7 +207,7 @@ RECORD_FORMS: dict[str, FormSpec] = {
         OfferIn,
         (
             FieldSpec("name"),
-            FieldSpec("offer_kind", "select", _enum_choices(labels.OFFER_KIND), width=3),
+            FieldSpec("offer_kind", "select", enum_choices(labels.OFFER_KIND), width=3),
             FieldSpec("datacenter_id", "select", _datacenters, blank=_l("（未指定）"), width=3),
             FieldSpec("gpu_model", width=3, help=_l("如 H800、A100 80G、RTX 4090")),
             FieldSpec("gpus_per_node", "number", width=3),
@@ -214,11 +215,11 @@ RECORD_FORMS: dict[str, FormSpec] = {
             FieldSpec("vcpu", "number", width=3),
             FieldSpec("ram_gb", "number", width=3),
             FieldSpec("intranet_gbps", "decimal", width=3),
-            FieldSpec("rdma_type", "select", _enum_choices(labels.RDMA_TYPE), width=3),
+            FieldSpec("rdma_type", "select", enum_choices(labels.RDMA_TYPE), width=3),
             FieldSpec("rdma_gbps", "decimal", width=3),
             FieldSpec("public_mbps", "decimal", width=3),
-            FieldSpec("bandwidth_type", "select", _enum_choices(labels.BANDWIDTH_TYPE), width=3),
-            FieldSpec("storage_type", "select", _enum_choices(labels.STORAGE_TYPE), width=3),
+            FieldSpec("bandwidth_type", "select", enum_choices(labels.BANDWIDTH_TYPE), width=3),
+            FieldSpec("storage_type", "select", enum_choices(labels.STORAGE_TYPE), width=3),
             FieldSpec("storage_capacity_gb", "number", width=3),
             FieldSpec("nominal_iops", "number", width=3),
             FieldSpec("price_gpu_hour_cny", "decimal", width=3),

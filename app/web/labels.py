@@ -47,6 +47,7 @@ GROUPS: dict[str, dict[str, Any]] = {
         "figure",
         "bench_verdict",
         "job_state",
+        "quote_channel",
         "lookup_state",
         "run_origin",
         "severity",
@@ -85,6 +86,7 @@ VERDICT = GROUPS["verdict"]
 CHECK_VERDICT = {value: VERDICT[value] for value in ("pass", "needs_review", "fail")}  # a check run's
 JOB_STATE = GROUPS["job_state"]
 LOOKUP_STATE = GROUPS["lookup_state"]
+QUOTE_CHANNEL = GROUPS["quote_channel"]
 TRISTATE = {"": _l("未知"), "true": _l("是"), "false": _l("否")}
 
 # Bootstrap colour of each provider status badge.

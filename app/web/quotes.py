@@ -17,17 +17,12 @@ from app.core.db import get_session
 from app.core.errors import FieldError, InvalidInput
 from app.core.request_files import uploaded_file
 from app.credentials.manual_lookups import MAX_SCREENSHOT_BYTES
-from app.models.enums import BandwidthType, Role
-from app.models.quotes import QuoteChannel
+from app.models.enums import Role
 from app.web import bp, labels
-from app.web.forms import FieldSpec, FormSpec, bind, display_values, parse_form, split_errors
+from app.web.forms import FieldSpec, FormSpec, bind, display_values, enum_choices, parse_form, split_errors
 
 # Offers offered in the form's list, best ranked first.
 FORM_OFFERS = 500
-
-
-def _choices(field: str, values: Any) -> Any:
-    return lambda _context: [(value.value, labels.value_label(field, value.value)) for value in values]
 
 
 QUOTE_FORM = FormSpec(
@@ -35,13 +30,13 @@ QUOTE_FORM = FormSpec(
     service.QuoteInput,
     (
         FieldSpec("offer_id", "select", lambda offers: offers, blank=_l("（请选择）"), width=8),
-        FieldSpec("received_via", "select", _choices("received_via", QuoteChannel), width=4),
+        FieldSpec("received_via", "select", enum_choices(labels.QUOTE_CHANNEL), width=4),
         FieldSpec("price_gpu_hour_cny", "decimal", width=4, help=_l("人民币元；单价与月价至少填一项")),
         FieldSpec("price_month_cny", "decimal", width=4, help=_l("人民币元，按本案全部 GPU 计")),
         FieldSpec("min_term_months", "number", width=4),
         FieldSpec("delivery_on", "date", width=4),
         FieldSpec("valid_until", "date", width=4),
-        FieldSpec("bandwidth_type", "select", _choices("bandwidth_type", BandwidthType), width=4),
+        FieldSpec("bandwidth_type", "select", enum_choices(labels.BANDWIDTH_TYPE), width=4),
         FieldSpec("sla_availability_pct", "decimal", width=4, help=_l("如 99.9")),
         FieldSpec("sla_compensation", width=8),
         *(FieldSpec(name, "checkbox", width=3) for name in service.YES_NO),
