@@ -21,6 +21,13 @@ class InvitationStatus(StrEnum):
     revoked = "revoked"  # the analyst withdrew the link
 
 
+class InvitationPurpose(StrEnum):
+    """What the link asks the provider for."""
+
+    disclosure = "disclosure"  # the due-diligence questionnaire
+    quote = "quote"  # a quote (报价) for one procurement case
+
+
 class Invitation(SQLModel, table=True):
     """A link with an unguessable token that lets one provider fill in the questionnaire without an account.
 
@@ -37,6 +44,12 @@ class Invitation(SQLModel, table=True):
     provider_id: Optional[int] = Field(
         default=None, foreign_key="provider.id", index=True, ondelete="CASCADE"
     )
+    purpose: str = Field(default=InvitationPurpose.disclosure.value, max_length=16, index=True)
+    # A quote request's case and the offers it asks prices for (empty for disclosure invitations).
+    case_id: Optional[int] = Field(
+        default=None, foreign_key="procurement_case.id", index=True, ondelete="CASCADE"
+    )
+    offer_ids: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     legal_name: str = Field(max_length=200)  # a new provider's name, or the provider's name when invited
     email: str = Field(default="", max_length=200)
     token_hash: str = Field(max_length=64, unique=True)

@@ -96,9 +96,10 @@ class Role(StrEnum):
 
     viewer = "viewer"
     analyst = "analyst"
+    approver = "approver"  # an analyst who may also approve procurement decisions
     admin = "admin"
 
 
-ROLE_RANK = {Role.viewer: 0, Role.analyst: 1, Role.admin: 2}
+ROLE_RANK = {Role.viewer: 0, Role.analyst: 1, Role.approver: 2, Role.admin: 3}
 
 BUSINESS_ITEMS = ("B11", "B12", "B13", "B14", "B21", "B22", "B23", "B24", "B25", "B26")
