@@ -154,6 +154,7 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
     "role": {  # increasing power (app.models.enums.ROLE_RANK)
         "viewer": ("只读", "Viewer"),
         "analyst": ("分析员", "Analyst"),
+        "approver": ("审批人", "Approver"),
         "admin": ("管理员", "Admin"),
     },
     "business_item": {
