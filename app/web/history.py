@@ -244,7 +244,10 @@ def actor(entry: Any) -> Any:
 
 
 def actor_name(name: str | None) -> Any:
-    """A recorded actor's name as shown: "system" (gpuvet itself, no user) in words."""
+    """A recorded actor's name as shown: "system" (gpuvet itself) and "invitation:N" (the provider filling in
+    questionnaire N, no user) in words."""
+    if name and name.startswith("invitation:") and name[11:].isdigit():
+        return _l("供应商（尽调问卷 #%(id)s）", id=name[11:])
     return _l("系统") if name == "system" else name
 
 
