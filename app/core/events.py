@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlmodel import Session
@@ -36,6 +36,13 @@ class ChangesRecorded:
     """Change events (ChangeEvent row ids) were stored and committed; their watchers are to hear of them."""
 
     event_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class DayStarted:
+    """The daily watch runs for `today` (the business day): dated duties are checked against it."""
+
+    today: date
 
 
 def _key(handler: Handler) -> str:
