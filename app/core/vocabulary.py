@@ -210,6 +210,7 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "email": ("邮件", "E-mail"),
         "phone": ("电话", "Phone"),
         "other": ("其他", "Other"),
+        "link": ("询价链接", "Quote link"),
     },
     "field": {  # field names (audit trail, details, evidence, CSV headers)
         "declared_on": ("供应商申报日期", "Declared by the provider on"),

@@ -1,4 +1,7 @@
-"""Invitations to the disclosure questionnaire: create, find by token, revoke, e-mail, and log every event.
+"""Invitations (links for a provider with no account): create, find by token, revoke, e-mail, log events.
+
+An invitation asks for the disclosure questionnaire (/d/<token>) or, from a procurement case, for a quote
+(/q/<token>, `purpose` "quote", with the case and the offers to price); a link opens only its own page.
 
 The token (secrets.token_urlsafe(32)) is shown once, in the link; only its SHA-256 is stored. A wrong,
 expired or revoked token is answered the same way (NotFound), so a guesser learns nothing, and every wrong
@@ -22,8 +25,9 @@ from app.core import clock
 from app.core.clock import aware, when
 from app.core.errors import InvalidInput, NotFound, from_validation_error
 from app.core.records import get_or_404
+from app.core.runtime_settings import effective
 from app.models import LoginFailure, Provider
-from app.models.disclosure import Invitation, InvitationEvent, InvitationStatus
+from app.models.disclosure import Invitation, InvitationEvent, InvitationPurpose, InvitationStatus
 from app.models.fields import RecordId, SingleLine, blank_to_none, checked_email, reject_bool, single_line
 
 TOKEN_BYTES = 32
@@ -31,6 +35,11 @@ GUESS_WINDOW = timedelta(minutes=15)
 GUESS_MARK = "#disclosure-token"  # the login-failure rows of wrong tokens (no account name starts with #)
 MAX_DAYS = 365
 PATH = "/d/"
+# Each purpose's page: its path and its endpoint.
+PAGES = {
+    InvitationPurpose.disclosure.value: (PATH, "web.disclosure_form_page"),
+    InvitationPurpose.quote.value: ("/q/", "web.quote_form_page"),
+}
 
 
 class InvitationIn(BaseModel):
@@ -86,14 +95,15 @@ def _settings() -> Any:
     return Settings()
 
 
-def link(token: str) -> str:
+def link(token: str, purpose: str = InvitationPurpose.disclosure.value) -> str:
     """The form's address: on GPUVET_PUBLIC_URL when set, else this request's host, else a path."""
+    path, endpoint = PAGES[purpose]
     public = _settings().public_url
     if public:
-        return public.rstrip("/") + PATH + token
+        return public.rstrip("/") + path + token
     if has_request_context():
-        return url_for("web.disclosure_form_page", token=token, _external=True)
-    return PATH + token
+        return url_for(endpoint, token=token, _external=True)
+    return path + token
 
 
 def site_link(path: str) -> str:
@@ -143,13 +153,23 @@ def _mail(invitation: Invitation, url: str) -> tuple[bool, str | None]:
 
     if not invitation.email:
         return False, None
-    subject = _("供应商尽调问卷邀请：%(name)s", name=invitation.legal_name)
-    text = _(
-        "您好，\n\n请通过以下链接填写供应商尽职调查问卷（无需注册账号），可先保存草稿，稍后继续填写：\n"
-        "%(url)s\n\n链接有效期至 %(until)s。如有疑问请回复本邮件。\n",
-        url=url,
-        until=when(invitation.expires_at),
-    )
+    if invitation.purpose == InvitationPurpose.quote.value:
+        subject = _("询价邀请：%(name)s", name=invitation.legal_name)
+        text = _(
+            "您好，\n\n我们正在为一项算力采购询价，请通过以下链接查看需求并填写报价（无需注册账号），"
+            "附上签字盖章的报价单扫描件：\n%(url)s\n\n链接有效期至 %(until)s，报价只能提交一次。"
+            "如有疑问请回复本邮件。\n",
+            url=url,
+            until=when(invitation.expires_at),
+        )
+    else:
+        subject = _("供应商尽调问卷邀请：%(name)s", name=invitation.legal_name)
+        text = _(
+            "您好，\n\n请通过以下链接填写供应商尽职调查问卷（无需注册账号），可先保存草稿，稍后继续填写：\n"
+            "%(url)s\n\n链接有效期至 %(until)s。如有疑问请回复本邮件。\n",
+            url=url,
+            until=when(invitation.expires_at),
+        )
     try:
         send_mail(invitation.email, subject, text)
     except MailDisabled:
@@ -160,9 +180,19 @@ def _mail(invitation: Invitation, url: str) -> tuple[bool, str | None]:
 
 
 def create(
-    session: Session, *, data: Any, actor_id: int | None = None, actor_name: str = "system"
+    session: Session,
+    *,
+    data: Any,
+    actor_id: int | None = None,
+    actor_name: str = "system",
+    purpose: str = InvitationPurpose.disclosure.value,
+    case_id: int | None = None,
+    offer_ids: list[int] | None = None,
 ) -> Created:
-    """Validate, store and (when an address is given and SMTP configured) e-mail a new invitation."""
+    """Validate, store and (when an address is given and SMTP configured) e-mail a new invitation.
+
+    A quote request (`purpose` "quote") names its case and the offers it asks prices for.
+    """
     if not isinstance(data, dict):
         raise InvalidInput(_("请求体须为 JSON 对象"), field="")
     try:
@@ -179,7 +209,7 @@ def create(
         if provider is None:
             raise NotFound(_("供应商 %(id)s 不存在", id=payload.provider_id), field="provider_id")
         legal_name = _one_line_name(provider)
-    days = payload.expires_in_days or _settings().invitation_days
+    days = payload.expires_in_days or effective(_settings()).invitation_days
     token = secrets.token_urlsafe(TOKEN_BYTES)
     invitation = Invitation(
         provider_id=payload.provider_id,
@@ -189,10 +219,13 @@ def create(
         expires_at=clock.now() + timedelta(days=days),
         created_by_id=actor_id,
         created_by_name=actor_name[:60],
+        purpose=InvitationPurpose(purpose).value,
+        case_id=case_id,
+        offer_ids=list(offer_ids or []),
     )
     session.add(invitation)
     session.flush()
-    url = link(token)
+    url = link(token, invitation.purpose)
     mailed, mail_error = _mail(invitation, url)
     log(session, invitation, "created", by=actor_name, mailed=mailed, mail_error=mail_error)
     session.commit()
@@ -208,7 +241,7 @@ def renew_token(session: Session, invitation: Invitation) -> tuple[str, str]:
     token = secrets.token_urlsafe(TOKEN_BYTES)
     invitation.token_hash = token_hash(token)
     session.add(invitation)
-    return token, link(token)
+    return token, link(token, invitation.purpose)
 
 
 class TooManyGuesses(Exception):
@@ -240,11 +273,15 @@ def wrong_guess(session: Session, address: str) -> None:
     session.commit()
 
 
-def find(session: Session, token: str) -> Invitation | None:
-    """The invitation whose token this is (any state), or None."""
+def find(
+    session: Session, token: str, purpose: str = InvitationPurpose.disclosure.value
+) -> Invitation | None:
+    """The invitation of this purpose whose token this is (any state), or None."""
     if not token or len(token) > 100:
         return None
-    return session.exec(select(Invitation).where(Invitation.token_hash == token_hash(token))).first()
+    return session.exec(
+        select(Invitation).where(Invitation.token_hash == token_hash(token), Invitation.purpose == purpose)
+    ).first()
 
 
 def get(session: Session, *, invitation_id: int) -> Invitation:

@@ -35,7 +35,7 @@ from app.disclosure.comparison import (
     submission,
 )
 from app.models import Provider
-from app.models.disclosure import Invitation, InvitationStatus
+from app.models.disclosure import Invitation, InvitationPurpose, InvitationStatus
 from app.registry.provider_list import Page
 
 EXPIRED = "expired"
@@ -136,7 +136,7 @@ def list_invitations(
     session: Session, *, query: InvitationQuery, now: datetime | None = None
 ) -> Page[Invitation]:
     """Invitations matching the filters, newest first."""
-    stmt = select(Invitation)
+    stmt = select(Invitation).where(Invitation.purpose == InvitationPurpose.disclosure.value)
     if query.status:
         stmt = stmt.where(_status_condition(query.status, now or clock.now()))
     if query.provider_id is not None:
@@ -161,6 +161,7 @@ def pending_for_provider(
         session.exec(
             select(Invitation)
             .where(Invitation.provider_id == provider_id, _status_condition(PENDING, now or clock.now()))
+            .where(Invitation.purpose == InvitationPurpose.disclosure.value)
             .order_by(col(Invitation.created_at).desc())
         ).all()
     )
@@ -168,7 +169,11 @@ def pending_for_provider(
 
 def status_counts(session: Session, *, now: datetime | None = None) -> dict[str, int]:
     """How many invitations are in each status (expired computed from the expiry)."""
-    rows = session.exec(select(Invitation.status, Invitation.expires_at)).all()
+    rows = session.exec(
+        select(Invitation.status, Invitation.expires_at).where(
+            Invitation.purpose == InvitationPurpose.disclosure.value
+        )
+    ).all()
     counts = dict.fromkeys(STATUSES, 0)
     moment = now or clock.now()
     for status, expires_at in rows:

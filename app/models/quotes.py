@@ -23,6 +23,7 @@ class QuoteChannel(StrEnum):
     email = "email"
     phone = "phone"
     other = "other"
+    link = "link"  # the provider filled it in through a quote request's link
 
 
 class Quote(SQLModel, table=True):

@@ -19,7 +19,7 @@ from app.core import clock as localtime
 from app.core import vocabulary
 from app.models import Certification, Licence, Provider
 from app.models.checks import CheckRun
-from app.models.disclosure import Invitation, InvitationStatus
+from app.models.disclosure import Invitation, InvitationPurpose, InvitationStatus
 from app.models.evidence import Lookup, LookupState
 from app.models.jobs import Job, JobState
 from app.models.latest_runs import POINTER
@@ -162,7 +162,10 @@ def pending_invitation_conditions(now: datetime | None = None) -> list[Any]:
     waiting_on_provider = col(Invitation.status).in_(PENDING_INVITATION_STATES[:3]) & (
         col(Invitation.expires_at) > (now or localtime.now())
     )
-    return [sa.or_(waiting_on_provider, Invitation.status == InvitationStatus.submitted.value)]
+    return [
+        sa.or_(waiting_on_provider, Invitation.status == InvitationStatus.submitted.value),
+        Invitation.purpose == InvitationPurpose.disclosure.value,  # quote requests wait on their case
+    ]
 
 
 def recent_events(session: Session, limit: int = RECENT_ROWS) -> list[tuple[ChangeEvent, str]]:

@@ -19,7 +19,7 @@ from app.disclosure import form as disclosure_form
 from app.disclosure import invitations
 from app.disclosure import uploads as disclosure_uploads
 from app.disclosure.schema import REPEATED, ROW_LIMIT, SECTIONS
-from app.models.disclosure import Invitation, InvitationStatus
+from app.models.disclosure import Invitation, InvitationPurpose, InvitationStatus
 from app.web import bp
 
 TOKEN = "/d/<token>"
@@ -42,8 +42,10 @@ def _address() -> str:
     return (request.remote_addr or "-")[:64]
 
 
-def _invitation(session: Session, token: str) -> Invitation | Response:
-    """The token's invitation, or the page to answer with (too many guesses, or gone)."""
+def _invitation(
+    session: Session, token: str, purpose: str = InvitationPurpose.disclosure.value
+) -> Invitation | Response:
+    """The token's invitation of this purpose, or the page to answer with (too many guesses, or gone)."""
     address = _address()
     try:
         invitations.check_guesses(session, address)
@@ -53,7 +55,7 @@ def _invitation(session: Session, token: str) -> Invitation | Response:
         )
         response.headers["Retry-After"] = str(exc.retry_after)
         return _private(response)
-    invitation = invitations.find(session, token)
+    invitation = invitations.find(session, token, purpose)
     if invitation is not None and invitations.state(invitation) in (
         "expired",
         InvitationStatus.revoked.value,
