@@ -7,7 +7,7 @@ from collections import defaultdict
 from functools import partial
 from typing import Any
 
-from flask import abort, current_app, flash, jsonify, redirect, render_template, request, url_for
+from flask import current_app, flash, jsonify, redirect, render_template, request, url_for
 from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from flask_login import current_user
@@ -28,9 +28,8 @@ from app.trials import bench_runs, bench_uploads, measurements, server_addresses
 from app.trials import servers as trials
 from app.web import bp, labels
 from app.web.actions import act_and_return
-from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, figure, run_status
+from app.web.bench_run_view import comparison_rows, current_text, error_kind_label, run_status
 from app.web.jobs import job_link, job_view
-from app.web.labels import label
 from app.web.missing import or_404
 from app.web.nav import provider_tab
 from app.web.run_charts import run_charts, step_samples
@@ -467,7 +466,7 @@ def bench_run(run_id: int) -> Any:
         comparisons=comparison_rows(run.comparisons or [], bench_runs.thresholds()),
         error_kind=error_kind_label(run.error_kind),
         charts=run_charts(samples, run.claims),
-        others=_other_runs(run),
+        others=other_runs(run),
         upload_paths=UPLOAD_PATHS,
         verdict_labels=VERDICT_LABELS,
         verdict_colours=VERDICT_COLOURS,
@@ -485,7 +484,7 @@ def bench_run_status(run_id: int) -> Any:
     return response
 
 
-def _other_runs(run: BenchRun) -> list[BenchRun]:
+def other_runs(run: BenchRun) -> list[BenchRun]:
     """Runs to compare with: the same trial server's, or for an upload those of the same offer."""
     session = get_session()
     if run.trial_server_id is not None:
@@ -509,21 +508,3 @@ def bench_run_cancel(run_id: int) -> Any:
         _("已请求停止测试"),
         url_for("web.bench_run", run_id=run_id),
     )
-
-
-@bp.get("/bench-runs/compare")
-@role_required(Role.viewer)
-def bench_compare() -> Any:
-    """Key figures of two runs side by side (?a=ID&b=ID)."""
-    asked = [request.args.get(name, "") for name in ("a", "b")]
-    if not all(parse_id(value) for value in asked):
-        abort(400, description=_("请选择两次测试：a 与 b 须为测试编号"))
-    runs = [or_404(bench_runs.get_run, run_id=int(value)) for value in asked]
-    rows = bench_runs.compare_runs(get_session(), run_ids=[run.id for run in runs])
-    for row in rows:
-        kind = "storage_class" if row["metric"] == "storage_class" else None
-        row["texts"] = [
-            str(label(value, kind)) if kind and value is not None else figure(value, row["unit"])
-            for value in row["values"]
-        ]
-    return render_template("trials/compare.html", runs=runs, rows=rows)
