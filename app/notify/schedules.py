@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 
 from app.core import clock as localtime
 from app.core.db import insert_new_rows
+from app.core.events import DayStarted, publish
 from app.core.jobs import background, enqueue, job_result_outcome, on_queue, report_progress
 from app.models.jobs import Job
 from app.models.provider import Provider
@@ -126,7 +127,9 @@ def daily_job(session: Session, job: Any, *, period: str) -> dict[str, Any]:
     checked = checks.check_all_job(session, job, today=period)["checked"]
     changes = watch.count_events(session) - before  # each stored run records its changes
     expiring = watch.watch_expiry(session, today=date.fromisoformat(period))
-    return {"checked": checked, "changes": changes, "expiry_events": expiring} | job_result_outcome("ok")
+    due = sum(publish(session, DayStarted(date.fromisoformat(period))))  # e.g. decisions' due dates
+    result = {"checked": checked, "changes": changes, "expiry_events": expiring, "due_events": due}
+    return result | job_result_outcome("ok")
 
 
 @background(
