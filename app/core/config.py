@@ -10,6 +10,7 @@ import secrets
 import stat
 import tempfile
 from collections.abc import Callable
+from datetime import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -56,6 +57,14 @@ def read_or_create_secret(path: Path, generate: Callable[[], bytes]) -> bytes:
             os.unlink(temporary)
     tighten(path, PRIVATE_FILE_MODE)
     return path.read_bytes()
+
+
+def clock_time(value: str) -> time:
+    """A local time of day from 'HH:MM'; ValueError (in the reader's language) otherwise."""
+    match = re.fullmatch(r"\s*(\d{1,2}):(\d{2})\s*", value or "")
+    if not match or int(match.group(1)) > 23 or int(match.group(2)) > 59:
+        raise ValueError(_("%(value)s 不是时刻，须为 时:分，如 03:00", value=repr(value)))
+    return time(int(match.group(1)), int(match.group(2)))
 
 
 class Settings(BaseSettings):
@@ -150,6 +159,11 @@ class Settings(BaseSettings):
     notify_webhook_timeout_s: float = Field(
         default=10.0, gt=0, le=60, alias="GPUVET_NOTIFY_WEBHOOK_TIMEOUT_S"
     )
+    # Inbox items and delivery logs older than this many days are removed by the daily notify.prune job.
+    notify_retention_days: int = Field(default=90, ge=1, le=3650, alias="GPUVET_NOTIFY_RETENTION_DAYS")
+    # Local times (HH:MM, in `timezone`) of the daily re-check and of the weekly footer scrape (Mondays).
+    schedule_daily_at: str = Field(default="03:00", alias="GPUVET_SCHEDULE_DAILY_AT")
+    schedule_weekly_at: str = Field(default="04:00", alias="GPUVET_SCHEDULE_WEEKLY_AT")
     # Provider disclosure (disclosure/invitations.py): link lifetime, upload size cap, token guesses allowed
     # per client address within 15 minutes.
     invitation_days: int = Field(default=14, ge=1, le=365, alias="GPUVET_INVITATION_DAYS")
@@ -191,6 +205,11 @@ class Settings(BaseSettings):
     def _hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         parse_host_entries(value)
         return value
+
+    @field_validator("schedule_daily_at", "schedule_weekly_at")
+    @classmethod
+    def _clock_time(cls, value: str) -> str:
+        return clock_time(value).strftime("%H:%M")
 
     @field_validator("timezone")
     @classmethod

@@ -56,7 +56,10 @@ PURPOSES: dict[str, tuple[str, str]] = {
 
 # ------------------------------------------------------------------------------------------------ HTTP client
 def policy_from_settings(settings: Any) -> HttpPolicy:
-    """The HTTP limits and allow-lists configured in Settings."""
+    """The HTTP limits and allow-lists configured in Settings (allow lists as edited on the settings page)."""
+    from app.core.runtime_settings import effective
+
+    settings = effective(settings)
     values: dict[str, Any] = {
         "connect_timeout": settings.fetch_connect_timeout_s,
         "read_timeout": settings.fetch_read_timeout_s,

@@ -186,7 +186,9 @@ def max_age_days() -> int:
 
     if not has_app_context():
         return DEFAULT_MAX_AGE_DAYS
-    settings = current_app.config.get("GPUVET_SETTINGS")
+    from app.core.runtime_settings import effective
+
+    settings = effective(current_app.config.get("GPUVET_SETTINGS"))  # as edited on the settings page
     return int(getattr(settings, "verification_max_age_days", DEFAULT_MAX_AGE_DAYS))
 
 

@@ -22,6 +22,7 @@ from flask import current_app, has_app_context
 from sqlmodel import Session, col, select
 
 from app.core import clock as localtime
+from app.core import runtime_settings
 from app.core.clock import aware
 from app.core.db import insert_new_rows
 from app.core.events import ChangesRecorded, subscribe
@@ -30,8 +31,9 @@ from app.models.notify import Delivery, DeliveryAttempt, InboxItem, NotifySettin
 from app.models.provider import Provider
 from app.models.user import User
 from app.models.watch import ChangeEvent
-from app.notify import mailer
+from app.notify import mailer, wording
 from app.notify import webhooks as notify_webhooks
+from benchmarks.messages import message as N_
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +58,9 @@ def _recipients(session: Session, provider_ids: set[int]) -> tuple[set[int], dic
     """(users watching everything, provider id -> users watching it by name); active users only."""
     everyone = set(
         session.exec(
-            select(NotifySettings.user_id)
-            .join(User, col(User.id) == NotifySettings.user_id)
-            .where(col(NotifySettings.watch_all).is_(True), col(User.active).is_(True))
+            select(User.id)
+            .outerjoin(NotifySettings, col(NotifySettings.user_id) == User.id)
+            .where(_watching_all(), col(User.active).is_(True))
         ).all()
     )
     by_provider: dict[int, set[int]] = defaultdict(set)
@@ -72,10 +74,17 @@ def _recipients(session: Session, provider_ids: set[int]) -> tuple[set[int], dic
     return everyone, by_provider
 
 
+def _watching_all() -> Any:
+    """Condition on User outer-joined with NotifySettings: watches everything (chosen, or never chose:
+    the default of new users)."""
+    return col(NotifySettings.watch_all).is_(True) | col(NotifySettings.id).is_(None)
+
+
 def _anyone_listening(session: Session) -> bool:
     """Whether anyone watches anything or any webhook is on (one statement; usually nobody, so no more)."""
+    never_chose = sa.exists().where(User.id.not_in(select(NotifySettings.user_id)))  # type: ignore[attr-defined]
     statement = sa.select(
-        sa.exists().where(col(NotifySettings.watch_all).is_(True)),
+        sa.exists().where(col(NotifySettings.watch_all).is_(True)) | never_chose,
         sa.exists().where(col(ProviderWatch.id).is_not(None)),
         sa.exists().where(col(Webhook.enabled).is_(True)),
     )
@@ -326,13 +335,16 @@ def _send(session: Session, delivery: Delivery, settings: Any) -> notify_webhook
             return notify_webhooks.PostOutcome(True, None, None, _ms(started))
         hook = session.get(Webhook, delivery.webhook_id) if delivery.webhook_id else None
         if hook is None:
-            return notify_webhooks.PostOutcome(False, None, "webhook deleted", _ms(started))
+            deleted = wording.stored(N_("回调地址已删除"))
+            return notify_webhooks.PostOutcome(False, None, deleted, _ms(started))
         secret = notify_webhooks.decrypt_secret(hook, settings)
         headers = {
             notify_webhooks.EVENT_HEADER: str(delivery.payload.get("type", "change_event")),
             notify_webhooks.DELIVERY_HEADER: str(delivery.id),
         }
         return notify_webhooks.post_signed(hook.url, secret, delivery.payload, settings, headers=headers)
+    except mailer.MailError as exc:
+        return notify_webhooks.PostOutcome(False, None, wording.stored(exc.wording), _ms(started))
     except Exception as exc:  # noqa: BLE001 - every failure is recorded on the delivery
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
         return notify_webhooks.PostOutcome(False, None, str(message), _ms(started))
@@ -351,6 +363,7 @@ def deliver(
     engine: sa.Engine, delivery_id: int, settings: Any, *, max_attempts: int | None = None
 ) -> str | None:
     """Make one attempt at a delivery, record it, and schedule the next on failure; returns the new state."""
+    settings = runtime_settings.effective(settings, engine)
     max_attempts = max_attempts or settings.notify_max_attempts
     attempt = _claim(engine, delivery_id)
     if attempt is None:
@@ -474,6 +487,22 @@ def send_test(session: Session, webhook: Webhook) -> Delivery:
         webhook_id=webhook.id,
         payload=document,
     )
+    session.add(delivery)
+    session.commit()
+    deliver(session.get_bind(), delivery.id, settings, max_attempts=1)
+    session.refresh(delivery)
+    return delivery
+
+
+def send_test_mail(session: Session, user_id: int, address: str) -> Delivery:
+    """Send a test e-mail to the user's address now (one attempt, recorded in their log); returns it."""
+    settings = _settings()
+    payload = {
+        "subject": "[gpuvet] 测试邮件 / Test e-mail",
+        "text": "这是 gpuvet 的测试邮件：邮件通知可以送达。\n"
+        "This is a test e-mail from gpuvet: notification e-mails reach you.\n",
+    }
+    delivery = Delivery(channel="email", target=address[:500], user_id=user_id, payload=payload)
     session.add(delivery)
     session.commit()
     deliver(session.get_bind(), delivery.id, settings, max_attempts=1)

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import smtplib
+import socket
 import ssl
 from email.message import EmailMessage
 from email.utils import make_msgid
 from typing import Any
 
 from flask import current_app, has_app_context
-from flask_babel import gettext as _
+
+from app.core.i18n import localized
+from benchmarks.messages import Message
+from benchmarks.messages import message as N_
 
 
 class MailError(Exception):
-    """E-mail could not be sent; the message says why (in the UI language)."""
+    """E-mail could not be sent; str() says why in the reader's language, `wording` keeps the message."""
+
+    def __init__(self, wording: Message) -> None:
+        super().__init__(wording.msgid)
+        self.wording = wording
+
+    def __str__(self) -> str:
+        return localized(self.wording)
 
 
 class MailDisabled(MailError):
@@ -41,14 +52,14 @@ def build_message(
     """The message: plain text, with an HTML alternative when `html` is given."""
     recipients = [to] if isinstance(to, str) else list(to)
     if not recipients or not all(address and "@" in address for address in recipients):
-        raise MailError(_("收件人地址无效：%(to)s", to=", ".join(recipients) or "-"))
+        raise MailError(N_("收件人地址无效：%(to)s", to=", ".join(recipients) or "-"))
     message = EmailMessage()
     try:
         message["From"] = settings.smtp_from
         message["To"] = ", ".join(recipients)
         message["Subject"] = subject
     except ValueError:  # a line break would start a header of its own (header injection)
-        raise MailError(_("邮件标题或地址含换行符，未发送")) from None
+        raise MailError(N_("邮件标题或地址含换行符，未发送")) from None
     message["Message-ID"] = make_msgid(domain=settings.smtp_from.rpartition("@")[2] or "localhost")
     message.set_content(text)
     if html is not None:
@@ -62,7 +73,7 @@ def send_mail(
     """Send one e-mail and return its Message-ID; raise MailDisabled (no host) or MailError (the cause)."""
     settings = _settings(settings)
     if not settings.smtp_host:
-        raise MailDisabled(_("未配置邮件服务器（GPUVET_SMTP_HOST），邮件通知已关闭"))
+        raise MailDisabled(N_("未配置邮件服务器（GPUVET_SMTP_HOST），邮件通知已关闭"))
     message = build_message(settings, to, subject, text, html)
     where = f"{settings.smtp_host}:{settings.smtp_port}"
     try:
@@ -75,25 +86,33 @@ def send_mail(
             smtp.send_message(message)
     except smtplib.SMTPAuthenticationError as error:
         raise MailError(
-            _("邮件服务器 %(where)s 拒绝登录：%(error)s", where=where, error=_reason(error))
+            N_("邮件服务器 %(where)s 拒绝登录：%(error)s", where=where, error=_reason(error))
         ) from error
     except smtplib.SMTPNotSupportedError as error:
         raise MailError(
-            _("邮件服务器 %(where)s 不支持 STARTTLS（可设 GPUVET_SMTP_STARTTLS=false）", where=where)
+            N_("邮件服务器 %(where)s 不支持 STARTTLS（可设 GPUVET_SMTP_STARTTLS=false）", where=where)
         ) from error
     except smtplib.SMTPRecipientsRefused as error:
         raise MailError(
-            _("邮件服务器 %(where)s 拒收：%(error)s", where=where, error=_reason(error))
+            N_("邮件服务器 %(where)s 拒收：%(error)s", where=where, error=_reason(error))
         ) from error
     except (smtplib.SMTPException, OSError) as error:
         raise MailError(
-            _("发往邮件服务器 %(where)s 失败：%(error)s", where=where, error=_reason(error))
+            N_("发往邮件服务器 %(where)s 失败：%(error)s", where=where, error=_reason(error))
         ) from error
     return str(message["Message-ID"])
 
 
-def _reason(error: Exception) -> str:
-    """A short text for an smtplib/socket error."""
+def _reason(error: Exception) -> Message | str:
+    """A short text for an smtplib/socket error: the server's own answer, or the network failure in words."""
+    if isinstance(error, socket.gaierror):
+        return N_("无法解析其域名")
+    if isinstance(error, ConnectionRefusedError):
+        return N_("连接被拒绝：该端口上没有邮件服务在接收")
+    if isinstance(error, (TimeoutError, socket.timeout)):
+        return N_("没有在限定时间内回复")
+    if isinstance(error, smtplib.SMTPServerDisconnected):
+        return N_("连接被对方关闭")
     if isinstance(error, smtplib.SMTPResponseException):
         detail = (
             error.smtp_error.decode(errors="replace")
@@ -103,4 +122,6 @@ def _reason(error: Exception) -> str:
         return f"{error.smtp_code} {detail}"
     if isinstance(error, smtplib.SMTPRecipientsRefused):
         return "; ".join(f"{to}: {code} {msg!r}" for to, (code, msg) in error.recipients.items())
+    if isinstance(error, OSError):
+        return N_("网络错误（%(kind)s）", kind=type(error).__name__)
     return str(error) or type(error).__name__

@@ -8,6 +8,7 @@ twice, and a period missed while no worker ran is started when one runs again.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
@@ -18,6 +19,8 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.core import clock as localtime
+from app.core import runtime_settings
+from app.core.config import clock_time
 from app.core.db import insert_new_rows
 from app.core.events import DayStarted, publish
 from app.core.jobs import background, enqueue, job_result_outcome, on_queue, report_progress
@@ -47,10 +50,40 @@ class Schedule:
 
 TASK_NAME = "gpuvet.schedules_tick"  # every minute: start the schedules that are due
 
+# The default times; the ones in force come from the settings (schedule_daily_at, schedule_weekly_at),
+# which an admin may change on the settings page.
 SCHEDULES = (
     Schedule("daily_checks", "watch.daily", time(3, 0)),
     Schedule("weekly_footers", "watch.footers", time(4, 0), weekday=0),
+    Schedule("notify_prune", "notify.prune", time(2, 30)),
 )
+SETTING_OF = {"daily_checks": "schedule_daily_at", "weekly_footers": "schedule_weekly_at"}
+
+
+def schedules(settings: Any = None) -> tuple[Schedule, ...]:
+    """The schedules at the times now in force (the settings, as edited on the settings page)."""
+    current = runtime_settings.effective(settings)
+    timed = []
+    for schedule in SCHEDULES:
+        setting = SETTING_OF.get(schedule.name)
+        value = getattr(current, setting, None) if setting else None
+        timed.append(dataclasses.replace(schedule, at=clock_time(value)) if value else schedule)
+    return tuple(timed)
+
+
+def next_due(schedule: Schedule, local_now: datetime) -> datetime:
+    """The first occurrence of the schedule after `local_now` (local time)."""
+    latest = datetime.combine(schedule.latest_due(local_now), schedule.at, local_now.tzinfo)
+    return latest + timedelta(days=7 if schedule.weekday is not None else 1)
+
+
+def last_runs(session: Session) -> dict[str, tuple[ScheduleRun, Job | None]]:
+    """The latest started period of each schedule, with its job."""
+    latest: dict[str, tuple[ScheduleRun, Job | None]] = {}
+    for run in session.exec(select(ScheduleRun).order_by(col(ScheduleRun.id).desc())).all():
+        if run.schedule not in latest:
+            latest[run.schedule] = (run, session.get(Job, run.job_id) if run.job_id else None)
+    return latest
 
 
 def _claim(session: Session, schedule: Schedule, period: str) -> ScheduleRun | None:
@@ -68,7 +101,7 @@ def tick(session: Session, now: datetime | None = None) -> list[Job]:
     now = now or localtime.now()
     local_now = localtime.to_local(now)
     started = []
-    for schedule in SCHEDULES:
+    for schedule in schedules():
         period = schedule.latest_due(local_now)
         claimed = _claim(session, schedule, period.isoformat())
         if claimed is None:

@@ -8,6 +8,7 @@ change event stored for a watched provider lands in the watcher's inbox, and goe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -16,18 +17,60 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, func, select
 
 from app.core import clock
+from app.core.db import insert_new_rows
 from app.core.errors import InvalidInput, NotFound
 from app.core.records import get_or_404
 from app.models.notify import InboxItem, NotifySettings, ProviderWatch
 from app.models.provider import Provider
 from app.models.watch import ChangeEvent
 
+BACKFILL_DAYS = 7  # a user's first look at the inbox shows the changes of this many days
+
 
 # ---------------------------------------------------------------- settings
+def _stored(session: Session, user_id: int) -> NotifySettings | None:
+    return session.exec(select(NotifySettings).where(NotifySettings.user_id == user_id)).first()
+
+
 def settings_of(session: Session, user_id: int) -> NotifySettings:
-    """The user's notification settings (defaults, not yet stored, when never saved)."""
-    found = session.exec(select(NotifySettings).where(NotifySettings.user_id == user_id)).first()
-    return found or NotifySettings(user_id=user_id)
+    """The user's notification settings; a user who never saved any watches every provider (the default
+    for new users; users of before it have a stored row saying what they had)."""
+    return _stored(session, user_id) or NotifySettings(user_id=user_id, watch_all=True)
+
+
+def ensure_settings(session: Session, user_id: int) -> NotifySettings:
+    """The user's stored settings; the first time (a new user's first visit), the defaults are stored and
+    the changes of the last BACKFILL_DAYS days of what they watch are put into their inbox."""
+    found = _stored(session, user_id)
+    if found is not None:
+        return found
+    current = settings_of(session, user_id)
+    session.add(current)
+    try:
+        session.commit()
+    except sa.exc.IntegrityError:  # a second tab at the same moment stored it first
+        session.rollback()
+        return settings_of(session, user_id)
+    backfill(session, user_id, days=BACKFILL_DAYS)
+    return current
+
+
+def backfill(session: Session, user_id: int, *, days: int, now: Any = None) -> int:
+    """Put the change events of the last `days` days of the providers the user watches into their inbox
+    (unread; those there already stay as they are); returns how many were added."""
+    since = (now or clock.now()) - timedelta(days=days)
+    statement = select(ChangeEvent.id, ChangeEvent.created_at).where(col(ChangeEvent.created_at) >= since)
+    if not settings_of(session, user_id).watch_all:
+        watched = select(ProviderWatch.provider_id).where(ProviderWatch.user_id == user_id)
+        statement = statement.where(col(ChangeEvent.provider_id).in_(watched))
+    rows = [
+        {"user_id": user_id, "event_id": event_id, "created_at": created_at}
+        for event_id, created_at in session.exec(statement).all()
+    ]
+    table = InboxItem.__table__
+    added = insert_new_rows(session, table, rows, unique=["user_id", "event_id"]) if rows else []
+    session.commit()
+    return len(added)
 
 
 def _checked_email(email: str | None) -> str | None:
@@ -47,7 +90,7 @@ def save_settings(
     address = _checked_email(email)
     if email_enabled and not address:
         raise InvalidInput(_("开启邮件通知须填写邮箱地址"), field="email")
-    current = settings_of(session, user_id)
+    current = ensure_settings(session, user_id)
     current.watch_all, current.email_enabled, current.email = bool(watch_all), bool(email_enabled), address
     current.updated_at = clock.now()
     session.add(current)
@@ -57,7 +100,7 @@ def save_settings(
 
 def set_watch_all(session: Session, user_id: int, watch_all: bool) -> NotifySettings:
     """Watch every provider (or stop), leaving the e-mail choice as it is."""
-    current = settings_of(session, user_id)
+    current = ensure_settings(session, user_id)
     current.watch_all = bool(watch_all)
     current.updated_at = clock.now()
     session.add(current)

@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -21,14 +22,17 @@ from cryptography.fernet import InvalidToken
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
+from app.core import runtime_settings
 from app.core.errors import InvalidInput, NotFound
 from app.core.i18n import localized
 from app.credentials.evidence import policy_from_settings
 from app.models.notify import Webhook
+from app.notify import wording
 from app.trials.servers import cipher_from_settings
 from scrapers.addresses import AddressPolicy, AddressRefused, ResolveFailed
 from scrapers.http import BadUrl, FetchError, HttpClient, check_url
 
+logger = logging.getLogger(__name__)
 SIGNATURE_HEADER = "X-Gpuvet-Signature"
 TIMESTAMP_HEADER = "X-Gpuvet-Timestamp"
 EVENT_HEADER = "X-Gpuvet-Event"
@@ -62,8 +66,9 @@ def check_webhook_url(url: str, settings: Any) -> str:
     """The URL if it is http(s) and its host resolves only to admitted addresses; InvalidInput otherwise.
 
     Private and loopback addresses are refused as for scraped websites, also when carried inside an IPv6
-    address (6to4, NAT64, Teredo: scrapers/addresses.py), unless GPUVET_FETCH_ALLOW_CIDRS /
-    GPUVET_FETCH_ALLOW_HOSTS admit them. The send itself is checked again (the name may resolve elsewhere).
+    address (6to4, NAT64, Teredo: scrapers/addresses.py), unless the fetch allow lists (settings page, or
+    GPUVET_FETCH_ALLOW_CIDRS / GPUVET_FETCH_ALLOW_HOSTS) admit them. A name that does not resolve now is
+    accepted (it may be set up later): every send resolves and checks the address again, as redirects are.
     """
     url = (url or "").strip()
     if not url:
@@ -78,11 +83,14 @@ def check_webhook_url(url: str, settings: Any) -> str:
         ) from None
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
+    settings = runtime_settings.effective(settings)
     policy = AddressPolicy(settings.fetch_allow_cidrs, settings.fetch_allow_hosts)
     try:
         policy.resolve(parts.hostname or "", port)
-    except (AddressRefused, ResolveFailed) as exc:
+    except AddressRefused as exc:
         raise InvalidInput(localized(exc.message), field="url") from None
+    except ResolveFailed:
+        pass  # checked when sending
     return url
 
 
@@ -194,7 +202,7 @@ def _client(settings: Any) -> HttpClient:
     """The scraper's guarded client, limited for webhooks: no redirects, no own retries, short timeouts."""
     timeout = settings.notify_webhook_timeout_s
     policy = dataclasses.replace(
-        policy_from_settings(settings),
+        policy_from_settings(runtime_settings.effective(settings)),
         connect_timeout=timeout,
         read_timeout=timeout,
         total_timeout=timeout * 2,
@@ -224,12 +232,13 @@ def post_signed(
         with _client(settings) as client:
             result = client.fetch(url, method="POST", data=body, headers=all_headers, allow_truncated=True)
     except FetchError as exc:
-        return PostOutcome(
-            False, getattr(exc.result, "status", None), localized(exc.message), _elapsed_ms(started)
-        )
-    except Exception as exc:  # noqa: BLE001 - a delivery records every failure, whatever it is
-        return PostOutcome(False, None, f"{type(exc).__name__}: {exc}", _elapsed_ms(started))
-    error = None if result.ok else _("接收方回复 HTTP %(status)s", status=result.status)
+        failure = wording.fetch_failure(exc, url, settings.notify_webhook_timeout_s)
+        status = getattr(exc.result, "status", None)
+        return PostOutcome(False, status, wording.stored(failure), _elapsed_ms(started))
+    except Exception as exc:  # a delivery records every failure, whatever it is
+        logger.warning("webhook POST to %s failed", url, exc_info=True)
+        return PostOutcome(False, None, wording.stored(wording.unexpected(exc)), _elapsed_ms(started))
+    error = None if result.ok else wording.stored(wording.http_status(result.status))
     return PostOutcome(result.ok, result.status, error, _elapsed_ms(started))
 
 

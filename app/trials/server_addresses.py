@@ -19,7 +19,9 @@ STRICT = AddressPolicy()  # no allow-list: what a caller without settings gets
 
 def address_policy(settings: Any) -> AddressPolicy:
     """Which trial-server addresses may be reached: public ones, plus GPUVET_TRIAL_ALLOW_CIDRS."""
-    return AddressPolicy(allow_cidrs=settings.trial_allow_cidrs)
+    from app.core.runtime_settings import effective
+
+    return AddressPolicy(allow_cidrs=effective(settings).trial_allow_cidrs)
 
 
 def current_policy() -> AddressPolicy:

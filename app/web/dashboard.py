@@ -11,6 +11,7 @@ from flask_login import current_user
 from app.accounts.auth import has_role, role_required
 from app.core.db import get_session
 from app.core.errors import InvalidInput
+from app.core.runtime_settings import effective
 from app.models.enums import Role
 from app.registry import dashboard as service
 from app.registry.dashboard_lists import MAX_DAYS, whole_number
@@ -44,7 +45,7 @@ nav_item("web.dashboard", _l("工作台"), order=5)
 
 def configured_stale_days() -> int:
     """Days after which a provider's latest check counts as old (GPUVET_DASHBOARD_STALE_DAYS)."""
-    settings = current_app.config.get("GPUVET_SETTINGS")
+    settings = effective(current_app.config.get("GPUVET_SETTINGS"))  # as edited on the settings page
     return int(getattr(settings, "dashboard_stale_days", service.DEFAULT_STALE_DAYS))
 
 

@@ -63,10 +63,11 @@ def inbox() -> Any:
     unread_only = request.args.get("unread") == "1"
     page = _page_number()
     session = get_session()
+    first_visit = notifications.settings_of(session, current_user.id).id is None
+    settings = notifications.ensure_settings(session, current_user.id)  # the first visit: last 7 days
     entries, total = notifications.inbox(
         session, current_user.id, unread_only=unread_only, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE
     )
-    settings = notifications.settings_of(session, current_user.id)
     watched = len(notifications.watched_providers(session, current_user.id))
     return render_template(
         "inbox/list.html",
@@ -78,6 +79,8 @@ def inbox() -> Any:
         watch_all=settings.watch_all,
         watched=watched,
         account_notices=users.unread_notices(session, current_user.id),
+        first_visit=first_visit,
+        backfill_days=notifications.BACKFILL_DAYS,
     )
 
 

@@ -149,6 +149,7 @@ def job_list() -> Any:
     )
     html = render_template(
         "jobs/list.html",
+        schedules=schedule_rows(session),
         jobs=[{**job_view(job), "subjects": job_fields.subjects(session, job)} for job in rows[:PER_PAGE]],
         page=page_number,
         has_next=len(rows) > PER_PAGE,
@@ -158,6 +159,38 @@ def job_list() -> Any:
         state_filters=STATE_FILTERS,
     )
     return html, (422 if errors else 200)
+
+
+WEEKDAYS = (_l("周一"), _l("周二"), _l("周三"), _l("周四"), _l("周五"), _l("周六"), _l("周日"))
+
+
+def schedule_rows(session: Any) -> list[dict[str, Any]]:
+    """Each schedule with when it runs, its next run and its latest run (with that run's job)."""
+    from app.core import runtime_settings
+    from app.notify import schedules
+
+    local_now = localtime.to_local(localtime.now())
+    last = schedules.last_runs(session)
+    enabled = runtime_settings.effective().schedules_enabled
+    rows = []
+    for schedule in schedules.schedules():
+        at = schedule.at.strftime("%H:%M")
+        if schedule.weekday is None:
+            every = _("每天 %(at)s", at=at)
+        else:
+            every = _("每周 %(day)s %(at)s", day=WEEKDAYS[schedule.weekday], at=at)
+        run, job = last.get(schedule.name, (None, None))
+        rows.append(
+            {
+                "name": schedule.name,
+                "title": jobs.kind_title(schedule.kind, current_language()),
+                "every": every,
+                "next": localtime.when(schedules.next_due(schedule, local_now)) if enabled else "",
+                "last": localtime.when(run.created_at) if run else "",
+                "job": job_view(job) if job else None,
+            }
+        )
+    return rows
 
 
 # The list's state filter: one state, or "active" (queued or running).

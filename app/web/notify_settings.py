@@ -20,6 +20,7 @@ from app.models.enums import Role
 from app.notify import dispatch as notify_dispatch
 from app.notify import watches as notifications
 from app.notify import webhooks as notify_webhooks
+from app.notify import wording
 from app.notify.mailer import mail_enabled
 from app.web import bp, labels
 from app.web.account import safe_next
@@ -180,10 +181,42 @@ def webhook_action(webhook_id: int, action: str) -> Any:
     return redirect(url_for("web.notify_settings") + "#delivery-log")
 
 
+@bp.post("/notifications/email/test")
+@role_required(Role.viewer)
+def email_test() -> Any:
+    """Send a test e-mail to the signed-in user's saved address now; the result is flashed and logged."""
+    session = get_session()
+    prefs = notifications.settings_of(session, current_user.id)
+    if not mail_enabled(_settings()):
+        flash(_("邮件服务器未配置，无法发送测试邮件"), "warning")
+    elif not prefs.email:
+        flash(_("请先填写并保存邮箱地址"), "warning")
+    else:
+        _flash_test(notify_dispatch.send_test_mail(session, current_user.id, prefs.email))
+    return redirect(url_for("web.notify_settings") + "#delivery-log")
+
+
 def _flash_test(delivery: Any) -> None:
     if delivery.state == "delivered":
         flash(_("测试消息已送达"), "success")
     elif delivery.state in ("retrying", "failed"):
-        flash(_("测试消息未送达：%(error)s", error=delivery.last_error or "-"), "danger")
+        error = wording.shown(delivery.last_error) or "-"
+        flash(_("测试消息未送达：%(error)s", error=error), "danger")
     else:
         flash(_("测试消息已排队，结果见下方投递记录"), "info")
+
+
+@bp.app_template_filter("delivery_error")
+def delivery_error(text: str | None) -> str:
+    """A stored delivery error in the reader's language."""
+    return wording.shown(text)
+
+
+@bp.app_template_test("names_allow_list")
+def names_allow_list(text: Any) -> bool:
+    """Whether a message tells the reader to add an address to the allow list (then the page links it)."""
+    return any(word in str(text) for word in ALLOW_LIST_WORDS)
+
+
+# How the allow-list advice reads in each language (scrapers/addresses.py); pages link it to 系统设置.
+ALLOW_LIST_WORDS = ("允许列表", "allow list", "allow-list", "allowlist")

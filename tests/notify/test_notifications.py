@@ -143,8 +143,11 @@ def notify_app(app, smtp_server):
 
 # ---------------------------------------------------------------- arranging
 def _user(session: Session, make_user, name: str, role: str = "viewer") -> int:
+    """A user who chose to watch nothing (new users watch everything until they choose)."""
     make_user(name, role)
-    return session.exec(select(User.id).where(User.username == name)).one()
+    user_id = session.exec(select(User.id).where(User.username == name)).one()
+    notifications.set_watch_all(session, user_id, False)
+    return user_id
 
 
 def _provider(session: Session, name: str) -> int:

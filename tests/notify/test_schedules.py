@@ -19,7 +19,7 @@ from app.registry.providers import create_provider
 from tests.core.jobs.test_worker_process import DEADLINE_S, worker
 from tests.credentials.test_change_events import LICENCE, TODAY
 
-DAILY, WEEKLY = schedules.SCHEDULES
+DAILY, WEEKLY, PRUNE = schedules.SCHEDULES
 # 2026-12-02 04:00 in Shanghai (a Wednesday): the daily 03:00 is due for the 2nd, the weekly for Monday 30 Nov
 WEDNESDAY_4AM = datetime(2026, 12, 1, 20, 0, tzinfo=UTC)
 
@@ -45,15 +45,20 @@ def test_latest_due_period_in_local_time(now: str, daily: str, weekly: str):
 def test_a_period_is_started_once(app, session: Session):
     with app.app_context():
         first = schedules.tick(session, WEDNESDAY_4AM)
-        assert sorted(job.kind for job in first) == ["watch.daily", "watch.footers"]
+        assert sorted(job.kind for job in first) == ["notify.prune", "watch.daily", "watch.footers"]
         assert schedules.tick(session, WEDNESDAY_4AM + timedelta(minutes=1)) == []
-        [following] = schedules.tick(session, WEDNESDAY_4AM + timedelta(days=1))
-        assert following.kind == "watch.daily" and following.params == {"period": "2026-12-03"}
+        following = schedules.tick(session, WEDNESDAY_4AM + timedelta(days=1))
+        assert [(job.kind, job.params) for job in following] == [
+            ("watch.daily", {"period": "2026-12-03"}),
+            ("notify.prune", {"period": "2026-12-03"}),
+        ]
     periods = session.exec(select(ScheduleRun.schedule, ScheduleRun.period).order_by(ScheduleRun.id)).all()
     assert periods == [
         ("daily_checks", "2026-12-02"),
         ("weekly_footers", "2026-11-30"),
+        ("notify_prune", "2026-12-02"),
         ("daily_checks", "2026-12-03"),
+        ("notify_prune", "2026-12-03"),
     ]
 
 
