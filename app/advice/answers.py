@@ -27,7 +27,7 @@ from pydantic import (
 
 from app.advice import cities
 from app.core.errors import FieldError, InvalidInput, from_validation_error
-from app.models.fields import blank_to_none, split_list
+from app.models.fields import blank_to_none, resolve_province_name, split_list
 
 
 class WorkloadKind(StrEnum):
@@ -62,6 +62,14 @@ class DataSource(StrEnum):
     office_upload = "office_upload"
     object_storage = "object_storage"
     at_provider = "at_provider"
+
+
+class Residency(StrEnum):
+    """Where the data must stay: anywhere, in mainland China, or in one province."""
+
+    none = "none"
+    mainland = "mainland"
+    province = "province"
 
 
 class Criterion(StrEnum):
@@ -163,7 +171,16 @@ class ModelSection(Section):
     parameters_billion: Optional[float] = Field(default=None, gt=0, le=100_000)
     precision: Precision = Precision.bf16
     target_step_seconds: Optional[float] = Field(default=None, gt=0, le=86_400)
+    # "Not sure" of the step time: no offer is excluded on a guess; each shows the shortest step it supports.
+    step_unknown: bool = False
     sync_share: float = Field(default=0.3, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _unsure_wins(self) -> ModelSection:
+        """A step time typed before "not sure" was ticked is not kept (the advice would not read it)."""
+        if self.step_unknown:
+            self.target_step_seconds = None
+        return self
 
 
 class DataSection(Section):
@@ -180,6 +197,15 @@ class SiteSection(Section):
 
     office_city: City
     uplink_mbps: Optional[float] = Field(default=None, gt=0, le=1_000_000)
+    # "Not sure" of the uplink: the upload time is shown for typical uplinks instead of the buyer's own.
+    uplink_unknown: bool = False
+
+    @model_validator(mode="after")
+    def _unsure_wins(self) -> SiteSection:
+        """An uplink typed before "not sure" was ticked is not kept."""
+        if self.uplink_unknown:
+            self.uplink_mbps = None
+        return self
 
 
 class UsersSection(Section):
@@ -217,6 +243,15 @@ class ComplianceSection(Section):
     iso27001: bool = False
     dengbao_level: int = Field(default=0, ge=0, le=5)
     dedicated_bandwidth: Optional[bool] = None
+    residency: Residency = Residency.none
+    residency_province: Annotated[Optional[str], BeforeValidator(resolve_province_name)] = None
+
+    @model_validator(mode="after")
+    def _province_only_when_asked(self) -> ComplianceSection:
+        """A province left over from an earlier choice is not kept when the data need not stay in one."""
+        if self.residency != Residency.province:
+            self.residency_province = None
+        return self
 
 
 def _derived_names(values: list[str]) -> list[str]:
@@ -351,7 +386,11 @@ def _nodes(answers: Answers) -> Iterator[FieldError]:
 
 
 _require("model.parameters_billion", _DISTRIBUTED, _l("估算梯度同步流量需要参数量"))
-_require("model.target_step_seconds", _DISTRIBUTED, _l("估算所需内网带宽需要目标步长"))
+_require(
+    "model.target_step_seconds",
+    lambda answers: _DISTRIBUTED(answers) and not answers.model.step_unknown,
+    _l("估算所需内网带宽需要目标步长；不知道就勾选“不确定”"),
+)
 _require("data.dataset_gb", _NOT_INFERENCE, _l("训练和离线任务须给出数据集大小"))
 
 
@@ -359,10 +398,12 @@ _require("data.dataset_gb", _NOT_INFERENCE, _l("训练和离线任务须给出�
 def _uplink(answers: Answers) -> Iterator[FieldError]:
     if answers.kind == WorkloadKind.interactive_inference or answers.site.uplink_mbps is not None:
         return
+    if answers.site.uplink_unknown:
+        return
     if answers.data.source == DataSource.office_upload and (answers.data.dataset_gb or 0) > 0:
         yield _missing(
             "site.uplink_mbps",
-            gettext("数据从办公室上传时须给出上行带宽"),
+            gettext("数据从办公室上传时须给出上行带宽；不知道就勾选“不确定”"),
         )
 
 
@@ -388,6 +429,13 @@ def _model_time(answers: Answers) -> Iterator[FieldError]:
 
 _require("checkpoint.size_gb", _TRAINS, _l("训练须给出检查点大小"))
 _require("checkpoint.acceptable_stall_seconds", _TRAINS, _l("训练须给出保存检查点时可接受的停顿"))
+
+
+_require(
+    "compliance.residency_province",
+    lambda answers: answers.compliance.residency == Residency.province,
+    _l("要求数据留在某个省份时须说明是哪个省份"),
+)
 
 
 def _judged(check: KindRule, answers: Answers) -> list[FieldError]:

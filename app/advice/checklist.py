@@ -20,6 +20,7 @@ from benchmarks.compare import model_key
 
 OPEN, PASSED, FAILED, MEASURED = "open", "passed", "failed", "measured"
 TOPICS = ("licence", "network", "storage", "gpu", "latency", "contract")
+GPUVET_COMMAND = "flask --app wsgi"  # how a command of gpuvet's own begins (an analyst runs it)
 
 
 @dataclass(frozen=True)
@@ -45,12 +46,17 @@ class ChecklistItem:
     params: tuple[tuple[str, Any], ...] = ()
 
     @property
+    def gpuvet_command(self) -> bool:
+        """Whether `command` runs gpuvet itself (for analysts) rather than a tool on a trial server."""
+        return bool(self.command and self.command.startswith(GPUVET_COMMAND))
+
+    @property
     def bench_command(self) -> str | None:
         """The gpuvet command that runs this item's suite with its parameters on a trial server."""
         if self.suite is None:
             return None
         params = "".join(f" --param {name}={value}" for name, value in self.params)
-        return f"flask --app wsgi bench run SERVER_ID --suite {self.suite}{params}"
+        return f"{GPUVET_COMMAND} bench run SERVER_ID --suite {self.suite}{params}"
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,7 @@ class Entry:
             "how_zh": item.how_zh,
             "how_en": item.how_en,
             "command": item.command,
+            "gpuvet_command": item.gpuvet_command,
             "suite": item.suite,
             "params": dict(item.params),
             "bench_command": item.bench_command,
@@ -125,7 +132,7 @@ CONDITIONS: dict[str, Condition] = {
     ),
     "certifications_required": lambda needs, provider, offers: needs.iso27001 or bool(needs.dengbao_level),
     "rdma": lambda needs, provider, offers: needs.rdma_recommended,
-    "office_upload": lambda needs, provider, offers: needs.upload_s is not None,
+    "office_upload": lambda needs, provider, offers: needs.upload_s is not None or needs.uplink_unknown,
     "checkpoint": lambda needs, provider, offers: needs.checkpoint_write_mb_s is not None,
 }
 
@@ -399,7 +406,7 @@ def build(
     for item in chosen:
         entry = Entry(item, target_zh=_fill(item.target_zh, values), target_en=_fill(item.target_en, values))
         if item.key in wanted:
-            entry.evidence.append(_measure_first_note(item, wanted[item.key]))
+            entry.evidence.append(_measure_first_note(wanted[item.key]))
         entry.evidence.extend(_confirm_note(key, count) for key, count in asks.get(item.key, ()))
         if provider is not None:
             _from_findings(entry, provider)
@@ -409,16 +416,15 @@ def build(
     return entries
 
 
-def _measure_first_note(item: ChecklistItem, count: int) -> dict[str, Any]:
-    """Evidence line: how many ranked offers wait on this item's measurement before signing."""
-    command = f"：{item.bench_command}" if item.bench_command else ""
-    command_en = f": {item.bench_command}" if item.bench_command else ""
+def _measure_first_note(count: int) -> dict[str, Any]:
+    """Evidence line: how many ranked offers wait on this item's measurement before signing (how to run
+    the measurement is the item's command, shown to analysts)."""
     return {
         "kind": "measure_first",
         "count": count,
-        "message_zh": f"{count} 个排名中的套餐在这一项上只有典型值或估算值，先实测再签约{command}",
-        "message_en": f"{count} ranked offer(s) rest on a typical value or an estimate here; measure before "
-        f"signing{command_en}",
+        "message_zh": f"{count} 个排名中的套餐在这一项上只有典型值或估算值，先实测再签约（按本项的做法实测）",
+        "message_en": f"{count} ranked offer(s) rest on a typical value or an estimate here; "
+        "measure before signing (as this item says)",
         "link": None,
     }
 
@@ -435,12 +441,13 @@ def _confirm_by_item(counts: dict[str, int]) -> dict[str, list[tuple[str, int]]]
 def _confirm_note(key: str, count: int) -> dict[str, Any]:
     """Evidence line: how many ranked offers have this fact unrecorded, and what to ask the provider."""
     ask = confirm_asks()[key]
+    why_zh = ask.get("why_zh") or "在登记中没有这项记录（不算不合格）"
+    why_en = ask.get("why_en") or "have nothing on record here (not a failure)"
     return {
         "kind": "to_confirm",
         "fact": key,
         "count": count,
-        "message_zh": f"待确认：{count} 个排名中的套餐在登记中没有这项记录（不算不合格）。{ask['ask_zh']}",
-        "message_en": f"to confirm: {count} ranked offer(s) have nothing on record here (not a failure). "
-        f"{ask['ask_en']}",
+        "message_zh": f"待确认：{count} 个排名中的套餐{why_zh}。{ask['ask_zh']}",
+        "message_en": f"to confirm: {count} ranked offer(s) {why_en}. {ask['ask_en']}",
         "link": None,
     }

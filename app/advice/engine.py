@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from app.advice import checklist, faq
+from app.advice import checklist, faq, sizing
 from app.advice.answers import Answers
 from app.advice.deciding import rank_offers
-from app.advice.facts import OfferFacts
+from app.advice.facts import SOURCE_LABELS, OfferFacts
 from app.advice.knowledge import assumptions, load
 from app.advice.misses import nearest_misses
 from app.advice.numbers import fmt, tidy
@@ -18,6 +18,7 @@ from app.advice.offer_table import OfferTable
 from app.advice.provider_verdict import VerdictReader, verdicts_for
 from app.advice.ranked import Ranking, RankSlice
 from app.advice.ranking.assessment import Assessment
+from app.advice.ranking.claims import effective_intranet
 from app.advice.ranking.figures import VERIFY_ITEMS
 from app.advice.ranking.run import assessment_dict
 from app.advice.requirements import Needs, compute_needs, rtt_between
@@ -70,7 +71,14 @@ class Advice:
             "checklist": [entry.to_dict() for entry in self.checklist],
             "faq": self.faq,
             "assumptions": assumption_list(),
+            **self.unsure_parts(offers),
         }
+
+    def unsure_parts(self, offers: list[Assessment]) -> dict[str, Any]:
+        """With the step time not known: each listed offer's shortest supported step (else nothing)."""
+        if not self.needs.step_unknown:
+            return {}
+        return {"step_time": step_time_table(offers, self.needs, self.ranked.ctx)}
 
     def offer_dicts(self, assessed: list[Assessment]) -> list[dict[str, Any]]:
         """JSON form of the listed offers, each with its provider's verdict (read once for them all)."""
@@ -85,6 +93,35 @@ def offer_dicts(assessed: list[Assessment], needs: Needs) -> list[dict[str, Any]
     """JSON form of the listed offers (thousands of small objects: the cyclic collector paused)."""
     with without_gc():
         return [assessment_dict(a, needs) for a in assessed]
+
+
+def step_time_table(assessed: list[Assessment], needs: Needs, ctx: Any) -> dict[str, Any]:
+    """Per offer, the shortest step its intranet supports within the sync share (measured where a run
+    counts, else claimed), shortest first; an offer whose intranet is unknown has no step."""
+    rows = []
+    for a in assessed:
+        if a.excluded:
+            continue
+        value, source, effective, transport = effective_intranet(a.offer, ctx)
+        shortest = None
+        if effective and needs.allreduce_bytes is not None:
+            shortest = sizing.shortest_step_seconds(needs.allreduce_bytes, effective, 1.0, needs.sync_share)
+        zh, en = SOURCE_LABELS[source]
+        rows.append(
+            {
+                "offer_id": a.offer.id,
+                "provider_name": a.offer.provider.name,
+                "offer_name": a.offer.name or a.offer.gpu_model,
+                "gbps": value,
+                "transport": transport,
+                "source": source,
+                "source_zh": zh,
+                "source_en": en,
+                "shortest_step_s": shortest,
+            }
+        )
+    rows.sort(key=lambda row: (row["shortest_step_s"] is None, row["shortest_step_s"] or 0.0))
+    return {"sync_share": needs.sync_share, "offers": rows}
 
 
 def _linked(misses: dict[str, Any] | None, step_url: Callable[[str], str | None] | None) -> Any:

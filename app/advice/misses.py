@@ -103,6 +103,11 @@ CONDITIONS: dict[str, tuple[str, str, Callable[[Assessment, Needs], Gap]]] = {
         "dedicated_bandwidth",
         _words(lambda a: "shared", lambda n: "dedicated"),
     ),
+    "residency.province": (
+        "compliance",
+        "residency",
+        _words(lambda a: a.offer.datacenter_province or "", lambda n: n.residency_province or ""),
+    ),
 }
 # How each condition's gap reads: (Chinese label, English label).
 LABELS = {
@@ -118,6 +123,7 @@ LABELS = {
     "compliance.iso27001": ("ISO 27001", "ISO 27001"),
     "compliance.dengbao": ("等保级别", "等保 (MLPS) level"),
     "bandwidth.shared": ("公网带宽", "public bandwidth"),
+    "residency.province": ("机房省份", "datacenter province"),
 }
 STEP_LABELS = {
     "budget": ("预算与优先级", "budget and priorities"),

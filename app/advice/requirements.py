@@ -25,6 +25,8 @@ VALUE_NAMES = {
     "required": ("需要", "required"),
     "recommended": ("建议", "recommended"),
     "not_needed": ("不需要", "not needed"),
+    "not_sure": ("不确定", "not sure"),
+    "mainland": ("中国大陆境内", "mainland China"),
     **STORAGE_NAMES,
 }
 
@@ -97,6 +99,8 @@ class Needs:
     latency_budget_ms: float | None = None
     model_time_ms: float | None = None
     target_step_s: float | None = None
+    step_unknown: bool = False  # the buyer is not sure of the step time: offers are marked, not excluded
+    sync_share: float = 0.3
     gradient_bytes: float | None = None
     allreduce_bytes: float | None = None
     sync_budget_s: float | None = None
@@ -104,6 +108,9 @@ class Needs:
     rdma_required: bool = False
     rdma_recommended: bool = False
     upload_s: float | None = None
+    uplink_unknown: bool = False  # the buyer is not sure of the office uplink
+    residency: str = "none"  # where the data must stay: "none", "mainland" or "province"
+    residency_province: str | None = None
     dataset_gb: float | None = None
     checkpoint_gb: float | None = None
     checkpoint_write_mb_s: float | None = None
@@ -208,6 +215,11 @@ def _network(answers: Answers, needs: Needs, out: list[Quantity]) -> None:
                 f"{fmt(traffic / 1e9)} GB × 8 ÷ ({gbps} Gbps × {constants['tcp']}) = {fmt(seconds)} s",
             )
         )
+    needs.sync_share = model.sync_share
+    if model.step_unknown:
+        needs.step_unknown = True
+        out.append(_unsure_step(traffic, model.sync_share, constants["tcp"]))
+        return
     if model.target_step_seconds is None:
         return
     budget = model.target_step_seconds * model.sync_share
@@ -259,10 +271,36 @@ def _network(answers: Answers, needs: Needs, out: list[Quantity]) -> None:
     )
 
 
+def _unsure_step(traffic: float, share: float, tcp: float) -> Quantity:
+    """The step time the buyer is not sure of: how each offer's shortest supported step is worked out."""
+    example = sizing.shortest_step_seconds(traffic, 10, tcp, share)
+    return Quantity(
+        "target_step",
+        "目标步长",
+        "target step time",
+        "not_sure",
+        "",
+        "步长不确定，不按步长排除套餐。每个套餐能支持的最短步长 = "
+        f"每步同步流量 {fmt(traffic / 1e9)} GB × 8 ÷ 有效带宽 ÷ 同步占比 {fmt(share * 100)}%；"
+        f"例如 10 Gbps 以太网（按 {tcp} 折算）："
+        f"{fmt(traffic / 1e9)} × 8 ÷ (10 × {tcp}) ÷ {fmt(share)} = {fmt(example)} s，步长不短于它就够用",
+        f"the step time is not known, so no offer is excluded on it. The shortest step an offer supports = "
+        f"sync traffic per step {fmt(traffic / 1e9)} GB × 8 ÷ effective bandwidth ÷ sync share "
+        f"{fmt(share * 100)}%; e.g. 10 Gbps Ethernet (at {tcp}): {fmt(traffic / 1e9)} × 8 ÷ (10 × {tcp}) ÷ "
+        f"{fmt(share)} = {fmt(example)} s, fine for steps that long or longer",
+    )
+
+
 def _upload(answers: Answers, needs: Needs, out: list[Quantity]) -> None:
     data, uplink = answers.data, answers.site.uplink_mbps
     needs.dataset_gb = data.dataset_gb
-    if not data.dataset_gb or data.source != DataSource.office_upload or uplink is None:
+    if not data.dataset_gb or data.source != DataSource.office_upload:
+        return
+    if uplink is None and answers.site.uplink_unknown:
+        needs.uplink_unknown = True
+        out.append(_unsure_upload(answers.site.office_city, data.dataset_gb))
+        return
+    if uplink is None:
         return
     seconds = sizing.upload_seconds(data.dataset_gb, uplink)
     realistic = sizing.upload_seconds(data.dataset_gb, uplink, network_constants()["tcp"])
@@ -281,6 +319,27 @@ def _upload(answers: Answers, needs: Needs, out: list[Quantity]) -> None:
             f"≈ {hours_text(seconds, 'en')}"
             f" (at line rate; about {hours_text(realistic, 'en')} at TCP goodput)",
         )
+    )
+
+
+# Office uplinks the upload time is shown for when the buyer is not sure of theirs (Mbps).
+TYPICAL_UPLINKS_MBPS = (50, 100, 1000)
+
+
+def _unsure_upload(city: str, dataset_gb: float) -> Quantity:
+    """The uplink the buyer is not sure of: the upload time over a few typical office uplinks."""
+    times = [(mbps, sizing.upload_seconds(dataset_gb, mbps)) for mbps in TYPICAL_UPLINKS_MBPS]
+    zh = "；".join(f"{mbps} Mbps 约 {hours_text(seconds, 'zh')}" for mbps, seconds in times)
+    en = "; ".join(f"{mbps} Mbps: about {hours_text(seconds, 'en')}" for mbps, seconds in times)
+    return Quantity(
+        "upload_hours",
+        f"从{city}办公室上传数据集的时间",
+        f"dataset upload time from the {city} office",
+        "not_sure",
+        "",
+        f"上行带宽不确定（请在测速网站测上传速度后补填）；{fmt(dataset_gb)} GB × 8 ÷ 上行带宽（满速）：{zh}",
+        f"the uplink is not known (measure the upload speed on a speed-test site and fill it in); "
+        f"{fmt(dataset_gb)} GB × 8 ÷ uplink (at line rate): {en}",
     )
 
 
@@ -417,6 +476,30 @@ def _cost(answers: Answers, needs: Needs, out: list[Quantity]) -> None:
         )
 
 
+def _residency(answers: Answers, needs: Needs, out: list[Quantity]) -> None:
+    compliance = answers.compliance
+    if compliance.residency.value == "none":
+        return
+    where = compliance.residency_province if compliance.residency.value == "province" else "mainland"
+    zh, en = (
+        (f"机房不在{where}的套餐被排除", f"offers whose datacenter is outside {where} are excluded")
+        if compliance.residency.value == "province"
+        else ("登记的机房省份都在中国大陆境内", "every datacenter province on record is in mainland China")
+    )
+    out.append(
+        Quantity(
+            "residency",
+            "数据须留在",
+            "data must stay in",
+            where,
+            "",
+            f"按机房所在省份核对：{zh}；未登记机房省份的套餐标为待确认",
+            f"checked against each datacenter's province: {en}; offers with no datacenter province on "
+            "record are marked to confirm",
+        )
+    )
+
+
 def compute_needs(answers: Answers) -> Needs:
     """Work out the case's needs, each with its arithmetic."""
     scenario = load("scenarios")["kinds"][answers.kind.value]
@@ -435,6 +518,8 @@ def compute_needs(answers: Answers) -> Needs:
         iso27001=answers.compliance.iso27001,
         dengbao_level=answers.compliance.dengbao_level,
         dedicated_bandwidth=bool(scenario["dedicated_bandwidth"]) if dedicated is None else dedicated,
+        residency=answers.compliance.residency.value,
+        residency_province=answers.compliance.residency_province,
         office_city=cities.lookup(answers.site.office_city),  # type: ignore[arg-type]
     )
     out: list[Quantity] = []
@@ -443,6 +528,7 @@ def compute_needs(answers: Answers) -> Needs:
     _upload(answers, needs, out)
     _latency(answers, needs, out)
     _storage(answers, needs, out)
+    _residency(answers, needs, out)
     needs.quantities = out
     return needs
 
@@ -469,7 +555,7 @@ def preview(raw: dict[str, Any]) -> dict[str, Quantity]:
     except Unanswered:
         return {}
     out: list[Quantity] = []
-    for part in (_cost, _network, _upload, _latency, _storage):
+    for part in (_cost, _network, _upload, _latency, _storage, _residency):
         try:
             part(answers, _scratch_needs(kind), out)
         except (Unanswered, TypeError, ValueError, ZeroDivisionError):

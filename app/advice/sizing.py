@@ -44,6 +44,16 @@ def sync_seconds(traffic_bytes: float, link_gbps: float, efficiency: float) -> f
     return transfer_seconds(traffic_bytes, link_gbps * GIGA, efficiency)
 
 
+def shortest_step_seconds(
+    traffic_bytes: float, link_gbps: float, efficiency: float, sync_share: float
+) -> float:
+    """The shortest step a `link_gbps` link supports when the sync may take `sync_share` of a step:
+    one synchronisation's time (sync_seconds) ÷ the share."""
+    if sync_share <= 0:
+        return math.inf
+    return sync_seconds(traffic_bytes, link_gbps, efficiency) / sync_share
+
+
 def needed_gbps(traffic_bytes: float, seconds: float, efficiency: float = 1.0) -> float:
     """Line rate in Gbps that moves `traffic_bytes` within `seconds` at `efficiency`."""
     if seconds <= 0:

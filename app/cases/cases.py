@@ -169,7 +169,8 @@ def finish_case(session: Session, *, case_id: int, version: Any) -> ProcurementC
     expected = _check_version(session, case, version)
     raw = questionnaire.pruned(case.answers)
     answers = validate_answers(raw)
-    case.answers = answers.model_dump(mode="json", exclude_none=True)
+    # Only the sections this kind asks: a training case stores no inference defaults (latency budget ...).
+    case.answers = questionnaire.pruned(answers.model_dump(mode="json", exclude_none=True))
     case.complete = True
     case.step = "done"
     _touch(case)

@@ -408,6 +408,11 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "executed": ("本系统实测", "Measured by gpuvet"),
         "uploaded": ("上传的测试输出", "Uploaded tool output"),
     },
+    "residency": {  # where a case's data must stay (app.advice.answers.Residency)
+        "none": ("不限", "No limit"),
+        "mainland": ("须在中国大陆境内", "Within mainland China"),
+        "province": ("须在指定省份内", "Within one province"),
+    },
 }
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.advice import questionnaire
 from app.reports.charts import Series, bar_chart
 from app.reports.document import figures, fmt_number, when_text
 from app.reports.labels import Labels
 
 ANSWER_ORDER = ("workload", "compute", "model", "data", "site", "users", "checkpoint", "budget", "compliance")
 # Answer fields whose values are codes, and the label group (app.reports.labels.VALUES) that names them.
-ANSWER_VALUE_GROUPS = {"source": "data_source", "batch_kind": "batch_kind"}
+ANSWER_VALUE_GROUPS = {"source": "data_source", "batch_kind": "batch_kind", "residency": "residency"}
+# "Not sure" flags: shown as the answer of the figure they stand for, not as rows of their own.
+UNSURE_FLAGS = {"step_unknown": "target_step_seconds", "uplink_unknown": "uplink_mbps"}
 MAX_RANKED = 10  # eligible offers listed in full; the rest are counted
 MAX_EXCLUDED = 30  # excluded offers listed (fewest reasons first); the rest are counted
 SECTIONS: list[tuple[str, str]] = [
@@ -52,10 +55,23 @@ def _answer_value(value: Any, labels: Labels, key: str = "") -> str:
     return labels.t("dash") if value in (None, "") else answer_value_label(key, value, labels)
 
 
+UNSURE = object()
+
+
+def _with_unsure(values: dict[str, Any]) -> dict[str, Any]:
+    """A section's answers, each "not sure" flag shown as the answer of its figure (unset flags hidden)."""
+    out = {key: value for key, value in values.items() if key not in UNSURE_FLAGS}
+    for flag, figure in UNSURE_FLAGS.items():
+        if values.get(flag):
+            out[figure] = UNSURE
+    return out
+
+
 def answer_rows(
     answers: dict[str, Any], labels: Labels, workload_label: str = ""
 ) -> list[tuple[str, list[tuple[str, str]]]]:
     """(section label, [(field label, value)]) for every answered section, in questionnaire order."""
+    answers = questionnaire.pruned(answers)  # an older case may hold sections its kind never asked
     order = [*ANSWER_ORDER, *(key for key in answers if key not in ANSWER_ORDER)]
     rows = []
     for section in order:
@@ -63,8 +79,12 @@ def answer_rows(
         if not isinstance(values, dict) or not values:
             continue
         fields = []
-        for key, value in values.items():
-            shown = _answer_value(value, labels, key)
+        for key, value in _with_unsure(values).items():
+            shown = (
+                _answer_value(value, labels, key)
+                if value is not UNSURE
+                else labels.pick("不确定", "not sure")
+            )
             if (section, key) == ("workload", "kind") and workload_label:
                 shown = workload_label
             fields.append((labels.v("answer_field", key), shown))
@@ -144,6 +164,7 @@ def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) ->
         ),
         "requirements": advice.get("requirements") or [],
         "rtt_table": advice.get("rtt_table") or [],
+        "step_time": advice.get("step_time"),
         "ranked": eligible[:MAX_RANKED],
         "more_ranked": _unlisted(summary.get("eligible"), eligible, MAX_RANKED),
         "excluded": excluded[:MAX_EXCLUDED],

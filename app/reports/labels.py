@@ -357,6 +357,8 @@ ANSWER_FIELDS: dict[str, tuple[str, str]] = {
     "iso27001": ("要求 ISO 27001", "ISO 27001 required"),
     "dengbao_level": ("要求等保级别", "MLPS level required"),
     "dedicated_bandwidth": ("要求独享带宽", "Dedicated bandwidth required"),
+    "residency": ("数据存放地要求", "Data residency"),
+    "residency_province": ("数据须留在的省份", "Province the data must stay in"),
 }
 
 # The registry's field names: the report words them as the pages do (app.core.vocabulary).

@@ -14,7 +14,9 @@ from app.advice.knowledge import load
 from app.advice.numbers import fmt
 from app.advice.requirements import preview, storage_name, storage_types_writing
 from app.core.i18n import current_language
-from app.web.forms import FieldSpec, FormSpec, display_values
+from app.web import labels
+from app.web.forms import FieldSpec, FormSpec, display_values, enum_choices
+from app.web.forms import _provinces as provinces_choices
 
 
 def _pick(zh: Any, en: Any) -> Any:
@@ -150,6 +152,13 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
             ),
         ),
         CaseField(
+            "step_unknown",
+            "checkbox",
+            width=3,
+            text=_l("不确定步长"),
+            help=_l("不知道就勾选：不按步长排除套餐，改为列出每个套餐的内网能支持的最短步长，待你确认"),
+        ),
+        CaseField(
             "sync_share",
             "decimal",
             width=3,
@@ -191,6 +200,13 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
             width=6,
             text=_l("办公室上行带宽（Mbps）"),
             help=_l("宽带的上传速度（不是下载速度），测速网站可查；从办公室上传数据时必填"),
+        ),
+        CaseField(
+            "uplink_unknown",
+            "checkbox",
+            width=6,
+            text=_l("不确定上行带宽"),
+            help=_l("不知道就勾选：按几种常见上行带宽估算上传时间"),
         ),
     ),
     "users": (
@@ -252,6 +268,23 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
             width=4,
             text=_l("要求独享带宽"),
             help=_l("“未知”表示按任务类型的默认值"),
+        ),
+        CaseField(
+            "residency",
+            "select",
+            enum_choices(labels.RESIDENCY),
+            width=6,
+            text=_l("数据存放地要求"),
+            help=_l("数据是否必须留在某个省份或中国大陆境内；按机房所在省份筛选套餐"),
+        ),
+        CaseField(
+            "residency_province",
+            "select",
+            provinces_choices,
+            blank=_l("（不适用）"),
+            width=6,
+            text=_l("数据须留在的省份"),
+            help=_l("只在选择“须在指定省份内”时需要"),
         ),
     ),
 }

@@ -52,9 +52,11 @@ GROUPS: dict[str, dict[str, Any]] = {
         "run_origin",
         "severity",
         "verdict",
+        "residency",
     )
 }
 PROVIDER_STATUS = GROUPS["provider_status"]
+RESIDENCY = GROUPS["residency"]
 LICENCE_STATUS = GROUPS["licence_status"]
 CERTIFICATE_STATUS = GROUPS["certificate_status"]
 FILING_KIND = GROUPS["filing_kind"]

@@ -35,10 +35,11 @@ from app.advice.ranking.texts import (
     iops_texts,
     measure_first_texts,
     over_budget_texts,
+    step_unknown_texts,
     too_slow_texts,
 )
 from app.advice.reasons import Reason, Texts
-from app.advice.sizing import monthly_cost, sync_seconds
+from app.advice.sizing import monthly_cost, shortest_step_seconds, sync_seconds
 
 
 def _measured_or_claimed(offer: OfferFacts, key: str, claimed: Any) -> tuple[Any, str]:
@@ -126,7 +127,10 @@ def _intranet_rows(table: OfferTable, ctx: Context) -> RowVerdict:
     slow = np.zeros(table.size, dtype=bool)
     if needs.needed_effective_gbps is not None:
         slow = ~failing & ~unknown & (effective < needs.needed_effective_gbps)
-    return RowVerdict((failing | slow).astype(np.int64), (("intranet_gbps", unknown),))
+    confirm = [("intranet_gbps", unknown)]
+    if needs.step_unknown:
+        confirm.append(("step_time", ~failing & ~unknown))
+    return RowVerdict((failing | slow).astype(np.int64), tuple(confirm))
 
 
 @constraint(
@@ -171,6 +175,9 @@ def _intranet(a: Assessment, ctx: Context) -> None:
             ),
         )
         return
+    if needs.step_unknown:
+        a.to_confirm("step_time", _step_unknown(ctx, value, source, effective, transport))
+        return
     if needs.needed_effective_gbps is not None and effective < needs.needed_effective_gbps:
         a.exclude(
             "intranet.too_slow",
@@ -179,6 +186,18 @@ def _intranet(a: Assessment, ctx: Context) -> None:
             key="rdma_gbps" if transport != "tcp" else "intranet_gbps",
             args=(needs, value, source, effective, transport, a.sync_s),
         )
+
+
+def _step_unknown(ctx: Context, value: Any, source: str, effective: float, transport: str) -> Reason:
+    """The 待确认 mark of an offer when the step time is not known: the shortest step it supports."""
+    needs = ctx.needs
+    traffic = needs.allreduce_bytes or 0.0
+    sync = sync_seconds(traffic, effective, 1.0)
+    shortest = shortest_step_seconds(traffic, effective, 1.0, needs.sync_share)
+    args = (value, source, effective, transport, sync, shortest)
+    return ctx.shared(
+        ("intranet.step_unknown", *args), "intranet.step_unknown", lambda: step_unknown_texts(*args), source
+    )
 
 
 def _storage_rows(table: OfferTable, ctx: Context) -> RowVerdict:
@@ -279,6 +298,42 @@ def _bandwidth(a: Assessment, ctx: Context) -> None:
     elif kind is None:
         zh, en = BANDWIDTH_TEXTS["bandwidth.unknown"]
         a.to_confirm("bandwidth_type", ctx.shared_by_code("bandwidth.unknown", lambda: (zh, en)))
+
+
+@constraint("residency", columns=("datacenter_province",))
+def _residency(a: Assessment, ctx: Context) -> None:
+    """Where the data must stay: an offer whose datacenter is in another province is excluded; one with no
+    datacenter province on record is to confirm (every registered province is in mainland China)."""
+    needs, province = ctx.needs, a.offer.datacenter_province
+    if needs.residency == "none":
+        return
+    if not province:
+        a.to_confirm(
+            "datacenter_province",
+            ctx.shared_by_code(
+                "residency.unknown",
+                lambda: (
+                    "待确认：套餐未登记机房省份，无法确认数据是否留在你要求的地区",
+                    "to confirm: the offer records no datacenter province, so where the data stays cannot be "
+                    "checked",
+                ),
+                UNKNOWN,
+            ),
+        )
+        return
+    wanted = needs.residency_province
+    if needs.residency == "province" and province != wanted:
+        a.fail(
+            ctx.shared(
+                ("residency.province", province),
+                "residency.province",
+                lambda: (
+                    f"机房在{province}，而你要求数据留在{wanted}",
+                    f"the datacenter is in {province}; your data must stay in {wanted}",
+                ),
+                CLAIMED,
+            )
+        )
 
 
 @dataclass(slots=True)

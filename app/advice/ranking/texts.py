@@ -71,6 +71,23 @@ def too_slow_texts(
     )
 
 
+def step_unknown_texts(
+    value: float, source: str, effective: float, transport: str, sync: float, shortest: float
+) -> tuple[str, str]:
+    """The step time is not known: the shortest step the offer's intranet supports, and what would decide."""
+    zh, en = SOURCE_LABELS[source]
+    transport = TRANSPORT_NAMES.get(transport, transport)
+    return (
+        f"待确认：内网 {fmt(value)} Gbps（{zh}，{transport}）有效约 {fmt(effective)} Gbps，同步一次约 "
+        f"{fmt(sync)} s，步长 {fmt(shortest)} s 及以上够用；你的目标步长若短于 {fmt(shortest)} s，"
+        "这个套餐会因内网太慢被排除。在“模型与步长”一步填上目标步长即可定论",
+        f"to confirm: intranet {fmt(value)} Gbps ({en}, {transport}) gives about {fmt(effective)} Gbps "
+        f"effective and one sync takes about {fmt(sync)} s: fine for steps of {fmt(shortest)} s or longer. "
+        f"A target step shorter than {fmt(shortest)} s would exclude this offer (intranet too slow); "
+        "answer the step time in the model step to settle it",
+    )
+
+
 def checkpoint_texts(needs: Needs, write: float, source: str) -> tuple[str, str]:
     stall = sizing.checkpoint_stall_seconds(needs.checkpoint_gb or 0, write)
     zh, en = SOURCE_LABELS[source]
