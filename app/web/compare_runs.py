@@ -19,7 +19,7 @@ from app.models.enums import Role
 from app.models.trials import BenchRun
 from app.registry.providers import get_provider
 from app.trials import bench_runs
-from app.web import bp
+from app.web import bp, labels
 from app.web.bench_run_view import comparison_rows, figure, number_text
 from app.web.credentials import (
     SEVERITY_COLOURS,
@@ -50,6 +50,16 @@ STATUS_COLOURS = {
     "unchanged": "light",
 }
 SIDE_VERDICT_LABELS = {**VERDICT_LABELS, "unchecked": _l("未核查")}
+# What a finding's subject ("bench_run:3") names, in words; kinds not listed here read as the registry's
+# entity labels ("licence:2": 许可证 #2), and a subject of no known kind is left to the finding's message.
+SUBJECT_KINDS = {"bench_run": _l("测试"), "trial_server": _l("试用服务器")}
+
+
+def finding_subject(subject: str) -> str:
+    """ "测试 #3" for "bench_run:3", "许可证 #2" for "licence:2"; "" when the subject names no record."""
+    kind, _colon, number = str(subject or "").partition(":")
+    name = SUBJECT_KINDS.get(kind) or labels.ENTITY.get(kind)
+    return f"{name} #{number}" if name and number.isdigit() else ""
 
 
 def _sides(session: Any, provider_id: int) -> tuple[Any, Any, list[FieldError], int]:
@@ -80,6 +90,9 @@ def compare_runs(provider_id: int) -> Any:
     session = get_session()
     provider = get_provider(session, provider_id=provider_id)
     before, after, errors, status = _sides(session, provider_id)
+    if before and after and before.ref == after.ref:  # never a run against itself
+        errors.append(FieldError("a", _("不能与自身对比：请另选一次核查或一份报告。")))
+        before, status = None, 400
     comparison = service.compare(before, after) if before and after else None
     html = render_template(
         "compare/runs.html",
@@ -91,6 +104,7 @@ def compare_runs(provider_id: int) -> Any:
         errors=errors,
         locale=current_language(),
         rule_title=rule_title,
+        finding_subject=finding_subject,
         status_labels=STATUS_LABELS,
         status_colours=STATUS_COLOURS,
         severity_labels=SEVERITY_LABELS,
