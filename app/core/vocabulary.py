@@ -194,6 +194,7 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "notify_settings": ("通知设置", "Notification settings"),
         "webhook": ("回调地址", "Webhooks"),
         "quote": ("报价", "Quote"),
+        "runtime_setting": ("系统设置", "System setting"),
     },
     "collection": {
         "licences": ("许可证", "Licence"),
@@ -412,6 +413,12 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "none": ("不限", "No limit"),
         "mainland": ("须在中国大陆境内", "Within mainland China"),
         "province": ("须在指定省份内", "Within one province"),
+    },
+    "setting_origin": {  # where a setting's value comes from (app.core.runtime_settings)
+        "edited": ("在本页修改", "Edited here"),
+        "environment": ("环境变量", "Environment variable"),
+        "instance_file": ("实例目录中的文件", "File in the instance folder"),
+        "default": ("默认值", "Default"),
     },
 }
 

@@ -53,10 +53,12 @@ GROUPS: dict[str, dict[str, Any]] = {
         "severity",
         "verdict",
         "residency",
+        "setting_origin",
     )
 }
 PROVIDER_STATUS = GROUPS["provider_status"]
 RESIDENCY = GROUPS["residency"]
+SETTING_ORIGIN = GROUPS["setting_origin"]
 LICENCE_STATUS = GROUPS["licence_status"]
 CERTIFICATE_STATUS = GROUPS["certificate_status"]
 FILING_KIND = GROUPS["filing_kind"]
