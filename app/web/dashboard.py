@@ -17,6 +17,7 @@ from app.registry import dashboard as service
 from app.registry.dashboard_lists import MAX_DAYS, whole_number
 from app.web import bp
 from app.web.credentials import CHECK_LABELS, VERDICT_LABELS
+from app.web.decision_due import DUE_KIND_LABELS, DUE_SHOWN, due_rows
 from app.web.nav import nav_item
 
 VERDICT_CARDS = {
@@ -72,7 +73,8 @@ def dashboard() -> Any:
     if set(request.args) - {"stale_days"}:
         return redirect(url_for("web.providers", **request.args.to_dict(flat=False)), code=301)
     stale_days, errors = stale_days_from(request.args)
-    board = service.dashboard(get_session(), stale_days=stale_days)
+    session = get_session()
+    board = service.dashboard(session, stale_days=stale_days)
     html = render_template(
         "dashboard/index.html",
         board=board,
@@ -84,5 +86,7 @@ def dashboard() -> Any:
         failure_days=service.RECENT_FAILURE_DAYS,
         invitations_url=invitations_url,
         invitation_states=INVITATION_STATES,
+        decisions_due=due_rows(session)[:DUE_SHOWN],
+        due_kinds=DUE_KIND_LABELS,
     )
     return html, (422 if errors else 200)

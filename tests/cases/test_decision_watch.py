@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -10,7 +10,7 @@ from sqlmodel import select
 
 from app.accounts import users
 from app.cases import cases, decision_watch
-from app.core import events
+from app.core import clock, events
 from app.credentials.watch import EventDraft, store_events
 from app.models.decisions import Decision, DecisionCondition, DecisionState, RiskAcceptance
 from app.models.watch import ChangeEvent
@@ -149,3 +149,23 @@ def test_no_repeat_once_the_decision_is_past_its_term(session, approved):
         session, [_change(approved["provider"].id, "许可证将到期", "warning", "expiring")], occurred_on=TODAY
     )
     assert _events(session, decision_watch.WATCHED_KIND) == []
+
+
+def test_the_dashboard_and_the_due_list_show_what_falls_due(session, approved, login):
+    number = approved["decision"].id
+    with clock.frozen(datetime(2027, 3, 1, 4, 0, tzinfo=UTC)):  # noon in Shanghai, 1 March
+        client = login("viewer")
+        board = client.get("/").get_data(as_text=True)
+        due = client.get("/decisions/due").get_data(as_text=True)
+        client.get("/lang/en")
+        english = client.get("/decisions/due").get_data(as_text=True)
+    assert 'id="card-decisions-due"' in board and f"采购决定 #{number}" in board
+    assert board.count('class="d-flex flex-wrap gap-2 py-1 border-bottom due-item"') == 3
+    assert f'href="/decisions/{number}"' in due
+    assert due.count('class="due-row"') == 3  # the acceptance, 6 and 21 March; not June nor December
+    assert "已过期 1 天，须重新审批" in due and "还剩 5 天" in due and "还剩 20 天" in due
+    assert "Lapsed 1 days ago: re-approval needed" in english and "Decision duties due" in english
+
+
+def test_the_dashboard_has_no_due_card_without_approved_decisions(login):
+    assert 'id="card-decisions-due"' not in login("viewer").get("/").get_data(as_text=True)
