@@ -30,6 +30,9 @@ EVENT_KINDS = (
     "severity_changed",
     "expiring",
     "expired",
+    "approved_provider",
+    "decision_due",
+    "decision_lapsed",
 )
 
 

@@ -30,6 +30,9 @@ EVENT_KIND_LABELS = {
     "severity_changed": _l("严重程度变化"),
     "expiring": _l("即将到期"),
     "expired": _l("已过期"),
+    "approved_provider": _l("已批准的供应商有变化"),
+    "decision_due": _l("采购决定事项将到期"),
+    "decision_lapsed": _l("采购决定事项已过期"),
 }
 RUN_FILTER_LABELS = {
     "active": _l("排队或运行中"),
