@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlmodel import Session, col, select
 
+from app.cases import decisions
 from app.core import clock
 from app.core.events import ChangesRecorded, DayStarted, subscribe
 from app.credentials.watch import EventDraft, store_events
@@ -108,17 +109,8 @@ def _item(decision: Decision, kind: str, record_id: Any, text: str, due_on: Any,
 
 def needs_reapproval(session: Session, decision: Decision, *, today: date | None = None) -> bool:
     """Approved, but past its term or with a lapsed risk acceptance: never silently valid."""
-    today = today or clock.business_today()
-    if decision.state != DecisionState.approved:
-        return False
-    if decision.valid_until is not None and decision.valid_until < today:
-        return True
-    lapsed = session.exec(
-        select(RiskAcceptance.id).where(
-            RiskAcceptance.decision_id == decision.id, RiskAcceptance.until < today
-        )
-    ).first()
-    return lapsed is not None
+    acceptances = decisions.acceptances_of(session, decision.id) if decision.id else []
+    return decisions.effective_state(decision, today, acceptances) == decisions.NEEDS_REAPPROVAL
 
 
 def _stage(days_left: int) -> str | None:
