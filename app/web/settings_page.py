@@ -57,6 +57,11 @@ def _page(errors: dict[str, str] | None = None, form: dict | None = None, status
             fixed=[row for row in rows if not row.editable],
             texts=EDITABLE_TEXT,
             errors=errors or {},
+            general_errors=[
+                f"{name}: {message}"
+                for name, message in (errors or {}).items()
+                if name not in runtime_settings.EDITABLE
+            ],
             form=form or {},
         ),
         status,
