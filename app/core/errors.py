@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
+from flask import has_request_context
 from flask_babel import lazy_gettext as _l
 from pydantic import ValidationError
+
+from app.core.i18n import current_language
 
 # Our wording for pydantic's error types (msgids in Chinese, English in the catalog); %(name)s comes from ctx.
 _WORDING = {
@@ -53,6 +58,7 @@ _WORDING = {
     "ip_v4_address": _l("须为 IPv4 地址"),
     "ip_any_address": _l("须为 IP 地址"),
 }
+_CHOICE = ("enum", "literal_error")
 _AT_LEAST_ONE_CHARACTER = _l("至少 1 个字符")
 _REQUIRED = _l("必填项")
 _INVALID = _l("取值无效")
@@ -64,10 +70,12 @@ class FieldError:
 
     field: str
     message: str
+    accepted: tuple[str, ...] = ()  # a choice's accepted values as sent (the message shows their labels)
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, Any]:
         """JSON form used by the API error body."""
-        return {"field": self.field, "message": self.message}
+        shape: dict[str, Any] = {"field": self.field, "message": self.message}
+        return {**shape, "accepted": list(self.accepted)} if self.accepted else shape
 
 
 class ServiceError(Exception):
@@ -118,10 +126,29 @@ def _shown(value: object) -> str:
     return str(value)
 
 
-def _expected(text: str) -> str:
-    """pydantic's "'a', 'b' or 'c'" as "a, b, c" (no English "or" on a Chinese page)."""
-    values = re.findall(r"'([^']*)'", text)
-    return ", ".join(values) if values else text
+def accepted(values: Iterable[Any], kind: str | None = None) -> str:
+    """The values a choice accepts as the reader reads them. On a page or in an API answer each one's label in
+    the current language (from `kind`, else from the vocabulary kind that lists them all); values no kind
+    lists (sort keys, formats), and all of them outside a request (the CLI reads typed values), as they are
+    typed. Joined in the language's way, never with an English "or" on a Chinese page."""
+    from app.core import vocabulary  # the labels: read only when an error is worded
+
+    values = [str(getattr(value, "value", value)) for value in values]
+    kind = (kind or vocabulary.kind_listing(values)) if has_request_context() else None
+    shown = [vocabulary.label(value, kind=kind) for value in values] if kind else values
+    return ("、" if current_language() == "zh" else ", ").join(shown)
+
+
+def not_one_of(field: str, values: Iterable[Any], kind: str | None = None) -> FieldError:
+    """The error for a value outside a fixed set, listing what is accepted (see `accepted`); the API's body
+    also lists the values as they are sent."""
+    typed = tuple(str(getattr(value, "value", value)) for value in values)
+    return FieldError(field, str(_WORDING["enum"]) % {"expected": accepted(typed, kind)}, typed)
+
+
+def _expected(text: str) -> list[str]:
+    """The values of pydantic's "'a', 'b' or 'c'"."""
+    return re.findall(r"'([^']*)'", text)
 
 
 def _message(error: dict) -> str:
@@ -138,7 +165,7 @@ def _message(error: dict) -> str:
         return str(_INVALID)
     values = {name: _shown(value) for name, value in ctx.items()}
     if "expected" in values:
-        values["expected"] = _expected(values["expected"])
+        values["expected"] = accepted(_expected(values["expected"])) or values["expected"]
     try:
         return str(wording) % values
     except (KeyError, ValueError, TypeError):
@@ -150,5 +177,8 @@ def from_validation_error(exc: ValidationError, prefix: str = "") -> InvalidInpu
     errors = []
     for error in exc.errors():
         loc = tuple(part for part in error["loc"] if not str(part).startswith("function-"))
-        errors.append(FieldError(field_path(loc, prefix), _message(error)))
+        choices = (
+            _expected(str((error.get("ctx") or {}).get("expected", ""))) if error["type"] in _CHOICE else []
+        )
+        errors.append(FieldError(field_path(loc, prefix), _message(error), tuple(choices)))
     return InvalidInput(errors)

@@ -6,7 +6,7 @@ in order: worst first for severities and verdicts, increasing power for roles.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from enum import Enum
 from functools import cache
 from typing import Any
@@ -519,3 +519,11 @@ def value_label(field: str, value: str, lang: str | None = None) -> str:
         if found:
             return found[_language(lang)]
     return value
+
+
+def kind_listing(values: Iterable[Any]) -> str | None:
+    """The kind that lists every one of `values` (the one with the fewest values when several do: the
+    licence statuses rather than a longer list sharing them), None when no kind lists them all."""
+    wanted = {str(getattr(value, "value", value)) for value in values}
+    kinds = [kind for kind, labels in LABELS.items() if wanted and wanted <= labels.keys()]
+    return min(kinds, key=lambda kind: len(LABELS[kind]), default=None)

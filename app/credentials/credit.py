@@ -20,7 +20,7 @@ from sqlmodel import Session, col, func, select
 
 from app.core import clock
 from app.core.clock import aware
-from app.core.errors import FieldError, InvalidInput
+from app.core.errors import FieldError, InvalidInput, not_one_of
 from app.core.events import EvidenceChanged, publish
 from app.credentials.facts import fact_source
 from app.credentials.manual_lookups import (
@@ -71,8 +71,7 @@ def parse_source(value: Any) -> CreditSource:
     try:
         return CreditSource(str(value or "").strip().lower())
     except ValueError:
-        accepted = ", ".join(source.value for source in CreditSource)
-        raise InvalidInput(_("取值无效，可选：%(expected)s", expected=accepted), field="source") from None
+        raise InvalidInput([not_one_of("source", CreditSource)]) from None
 
 
 def normal_uscc(value: Any) -> str:
@@ -133,9 +132,7 @@ class _CreditReader(FormReader):
         value = self.text(name, required=required, limit=40)
         choices = tuple(choices)
         if value and value not in choices:
-            self.errors.append(
-                FieldError(name, _("取值无效，可选：%(expected)s", expected="、".join(choices)))
-            )
+            self.errors.append(not_one_of(name, choices))
             return ""
         return value
 

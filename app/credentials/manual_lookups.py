@@ -23,7 +23,7 @@ from sqlmodel import Session
 
 from app.core import clock
 from app.core.clock import aware, to_local, zone_name
-from app.core.errors import FieldError, InvalidInput
+from app.core.errors import FieldError, InvalidInput, not_one_of
 from app.core.events import EvidenceChanged, publish
 from app.models import AuditEntry, Provider
 from app.models.evidence import MANUAL_METHOD, Evidence, Lookup, LookupKind, LookupState
@@ -179,9 +179,7 @@ def _icp_record(read: FormReader) -> dict[str, Any]:
 def _licence_record(read: FormReader) -> dict[str, Any]:
     status = read.text("status", limit=20) or LICENCE_STATUSES[0]
     if status not in LICENCE_STATUSES:
-        read.errors.append(
-            FieldError("status", _("取值无效，可选：%(expected)s", expected="、".join(LICENCE_STATUSES)))
-        )
+        read.errors.append(not_one_of("status", LICENCE_STATUSES, "licence_status"))
     issued, expires = read.day("issue_date"), read.day("expiry_date")
     if issued and expires and expires < issued:
         read.errors.append(FieldError("expiry_date", _("有效期至不能早于发证日期")))
@@ -211,7 +209,7 @@ def _psb_record(read: FormReader) -> dict[str, Any]:
 def _choice(read: FormReader, name: str, choices: tuple[str, ...]) -> str:
     value = read.text(name, limit=40) or choices[0]
     if value not in choices:
-        read.errors.append(FieldError(name, _("取值无效，可选：%(expected)s", expected="、".join(choices))))
+        read.errors.append(not_one_of(name, choices))
     return value
 
 

@@ -19,7 +19,7 @@ from sqlmodel import Session, col, func, or_, select
 
 from app.core import clock
 from app.core.clock import aware
-from app.core.errors import Conflict, FieldError, InvalidInput, from_validation_error
+from app.core.errors import Conflict, FieldError, InvalidInput, from_validation_error, not_one_of
 from app.core.events import EvidenceChanged, publish
 from app.disclosure import invitations, schema
 from app.disclosure.comparison import (
@@ -116,8 +116,7 @@ def parse_list_query(params: dict[str, Any]) -> InvitationQuery:
     cleaned = {key: value.strip() if isinstance(value, str) else value for key, value in params.items()}
     cleaned = {key: value for key, value in cleaned.items() if value not in (None, "")}
     if "status" in cleaned and cleaned["status"] not in (*STATUSES, PENDING):
-        accepted = ", ".join((*STATUSES, PENDING))
-        raise InvalidInput(_("取值无效，可选：%(expected)s", expected=accepted), field="status")
+        raise InvalidInput([not_one_of("status", (*STATUSES, PENDING))])
     try:
         query = InvitationQuery.model_validate(cleaned)
     except ValidationError as exc:

@@ -13,7 +13,7 @@ from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
 from app.core import clock
-from app.core.errors import FieldError, InvalidInput
+from app.core.errors import FieldError, InvalidInput, not_one_of
 from app.core.limits import MAX_ID
 from app.models import Certification, Licence, Provider
 from app.models.evidence import Lookup, LookupState
@@ -51,7 +51,7 @@ def choice(params: dict[str, Any], name: str, allowed: tuple[str, ...]) -> str |
     if not value:
         return None
     if value not in allowed:
-        raise InvalidInput(_("取值无效，可选：%(expected)s", expected=", ".join(allowed)), field=name)
+        raise InvalidInput([not_one_of(name, allowed)])
     return value
 
 

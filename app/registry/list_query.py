@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from flask_babel import gettext as _
 from pydantic import BaseModel, ValidationError
 
-from app.core.errors import FieldError, InvalidInput, from_validation_error
+from app.core.errors import FieldError, InvalidInput, from_validation_error, not_one_of
 from app.models.fields import blank_to_none, resolve_province_name
 
 MAX_PAGE = 1_000_000
@@ -29,7 +29,7 @@ def parse_list_query(
     errors: list[FieldError] = []
     for key, values in allowed.items():
         if key in cleaned and cleaned[key] not in values:
-            errors.append(FieldError(key, _("取值无效，可选：%(expected)s", expected=", ".join(values))))
+            errors.append(not_one_of(key, values))
     if "province" in cleaned:
         try:
             cleaned["province"] = resolve_province_name(cleaned["province"])

@@ -60,7 +60,7 @@ CASES = [
     (
         {"name": "a", "colour": "green"},
         "colour",
-        "取值无效，可选：red, blue",
+        "取值无效，可选：red、blue",
         "invalid value; accepted: red, blue",
     ),
     ({"name": "a", "address": "::zz"}, "address", "取值无效", "invalid value"),
@@ -105,3 +105,38 @@ def test_no_pydantic_english_for_any_error_of_a_real_form(app):
                 assert not CJK.search(re.sub(r"“[^”]*”", "", error.message)), error
             else:
                 assert CJK.search(error.message), error
+
+
+def test_a_choice_error_lists_the_labels_in_the_readers_language(app):
+    """A form's choice error names what may be chosen as the reader reads it, never the raw values; the API
+    body still lists the values as they are sent (item 10 of issue 27)."""
+    from app.models.io import ProviderCreate
+
+    shown = {}
+    for locale in ("zh", "en"):
+        with app.test_request_context("/"), force_locale(locale):
+            with pytest.raises(ValidationError) as caught:
+                ProviderCreate.model_validate({"legal_name": "示例算力有限公司", "status": "maybe"})
+            (error,) = from_validation_error(caught.value).errors
+        shown[locale] = error
+    assert shown["zh"].message == "取值无效，可选：候选、已批准、已拒绝、已暂停"
+    assert shown["en"].message == "invalid value; accepted: Candidate, Approved, Rejected, Suspended"
+    assert shown["en"].as_dict() == {
+        "field": "status",
+        "message": "invalid value; accepted: Candidate, Approved, Rejected, Suspended",
+        "accepted": ["candidate", "approved", "rejected", "suspended"],
+    }
+
+
+def test_not_one_of_reads_the_kind_the_values_belong_to(app):
+    from app.core.errors import not_one_of
+
+    with app.test_request_context("/"), force_locale("en"):
+        licence = not_one_of("status", ("正常", "撤销", "吊销", "注销"))  # the licence statuses' kind
+        sort = not_one_of("sort", ("name", "-name"))  # no kind lists them: shown as typed
+    assert licence.message == "invalid value; accepted: Valid, Revoked, Withdrawn, Cancelled"
+    assert licence.accepted == ("正常", "撤销", "吊销", "注销")
+    assert sort.message == "invalid value; accepted: name, -name"
+    with app.app_context():  # the CLI: no request, so the values as they are typed in a file or option
+        typed = not_one_of("status", ("candidate", "approved"))
+    assert typed.message == "取值无效，可选：candidate、approved"
