@@ -128,3 +128,39 @@ def test_a_real_worker_runs_the_daily_schedule_once_per_day(app, session: Sessio
 )
 def test_reserved_documentation_domains_are_never_scraped(url, reserved):
     assert schedules.reserved_domain(url) is reserved
+
+
+def test_next_run_of_each_schedule():
+    wednesday = local("2026-12-02 04:00")
+    assert schedules.next_due(DAILY, wednesday).isoformat() == "2026-12-03T03:00:00+08:00"
+    assert schedules.next_due(WEEKLY, wednesday).isoformat() == "2026-12-07T04:00:00+08:00"
+    assert schedules.next_due(PRUNE, local("2026-12-02 02:00")).isoformat() == "2026-12-02T02:30:00+08:00"
+
+
+def test_the_jobs_page_lists_the_schedules_at_the_times_in_force(app, session, login):
+    with app.app_context():
+        schedules.tick(session, WEDNESDAY_4AM)
+    viewer = login("viewer")
+    html = viewer.get("/jobs").get_data(as_text=True)
+    daily = re.search(r'id="schedule-daily_checks">(.*?)</tr>', html, re.S).group(1)
+    assert "每日复核与到期提醒" in daily and "每天 03:00" in daily
+    assert re.search(r'schedule-next">\d{4}-\d\d-\d\d 03:00 UTC\+8<', daily)
+    last = daily.split('class="schedule-last">')[1]  # when its latest run started, and that run's job
+    job_id = session.exec(select(ScheduleRun.job_id).where(ScheduleRun.schedule == "daily_checks")).one()
+    assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC\+8", last) and f'href="/jobs/{job_id}"' in last
+    assert "排队中" in last
+    assert "尚未运行" not in daily
+    weekly = re.search(r'id="schedule-weekly_footers">(.*?)</tr>', html, re.S).group(1)
+    assert "每周 周一 04:00" in weekly
+    assert 'id="schedule-notify_prune"' in html
+
+    admin = login("admin")
+    assert admin.post("/admin/settings/schedule_daily_at", data={"value": "5:15"}).status_code == 302
+    html = viewer.get("/jobs").get_data(as_text=True)
+    daily = re.search(r'id="schedule-daily_checks">(.*?)</tr>', html, re.S).group(1)
+    assert "每天 05:15" in daily and re.search(r'schedule-next">\d{4}-\d\d-\d\d 05:15 UTC\+8<', daily)
+    with app.app_context():
+        assert [s.at.strftime("%H:%M") for s in schedules.schedules()][:2] == ["05:15", "04:00"]
+    viewer.get("/lang/en")
+    english = viewer.get("/jobs").get_data(as_text=True)
+    assert "Daily at 05:15" in english and "Every Monday at 04:00" in english
