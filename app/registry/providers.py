@@ -30,6 +30,7 @@ from app.models.io import (
     ProviderPatch,
 )
 from app.models.provider import ProviderBase
+from app.registry.status_lock import check_status_change
 from app.vetting.identifiers import identify
 
 PROVIDER_FIELDS = tuple(ProviderBase.model_fields)
@@ -378,6 +379,7 @@ def update_provider(session: Session, *, provider_id: int, patch: dict[str, Any]
     payload: ProviderCreate = _validate(ProviderCreate, merged)
     _check_datacenter_names(payload)
     _check_unique_uscc(session, payload.uscc, provider.id)
+    check_status_change(session, provider.id, provider.status, payload.status)
     for name in PROVIDER_FIELDS:
         setattr(provider, name, getattr(payload, name))
     for collection in CHILD_ORDER:
