@@ -194,6 +194,9 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "notify_settings": ("通知设置", "Notification settings"),
         "webhook": ("回调地址", "Webhooks"),
         "quote": ("报价", "Quote"),
+        "decision": ("采购决定", "Procurement decision"),
+        "decision_condition": ("采购决定的条件", "Decision condition"),
+        "risk_acceptance": ("风险接受", "Risk acceptance"),
         "runtime_setting": ("系统设置", "System setting"),
     },
     "collection": {
@@ -419,6 +422,14 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "environment": ("环境变量", "Environment variable"),
         "instance_file": ("实例目录中的文件", "File in the instance folder"),
         "default": ("默认值", "Default"),
+    },
+    "decision_state": {  # a procurement decision's state (app.models.decisions.DecisionState)
+        "proposed": ("待审批", "Awaiting approval"),
+        "returned": ("已退回", "Returned"),
+        "approved": ("已批准", "Approved"),
+        "rejected": ("已否决", "Rejected"),
+        # approved, but past its term or with a lapsed risk acceptance: read, never stored
+        "needs_reapproval": ("须重新审批", "Needs re-approval"),
     },
 }
 
