@@ -23,6 +23,7 @@ from app.core.errors import InvalidInput, from_validation_error
 from app.disclosure import invitations
 from app.disclosure import uploads as disclosure_uploads
 from app.disclosure.schema import (
+    NETWORK_STORAGE_TYPES,
     REPEATED,
     ROW_LIMIT,
     SECTIONS,
@@ -226,12 +227,21 @@ def _check_datacenter_names(state: FormState, data: dict[str, Any], row_map: Map
             offer.pop("datacenter_name")  # reported here, next to the field, not again by the model
 
 
+def _check_network_storage(state: FormState, data: dict[str, Any]) -> None:
+    """A local disk is not a network storage type (an older draft may still say so)."""
+    storage = data.get("storage") or {}
+    if storage.get("network_type") not in (None, "", *NETWORK_STORAGE_TYPES):
+        state.add("storage.network_type", _("本地盘不是网络存储：本地 NVMe 请在“数据盘位置”中选择"))
+        storage.pop("network_type")
+
+
 def validate(state: FormState) -> Disclosure | None:
     """Check every field as the registry does; errors go next to their fields. The model when all pass."""
     normalise_identifiers(state)
     data, row_map = nested(state.values)
     _check_uploads(state, data, row_map)
     _check_datacenter_names(state, data, row_map)
+    _check_network_storage(state, data)
     try:
         model = Disclosure.model_validate(data)
     except ValidationError as exc:
@@ -292,10 +302,23 @@ def store_files(
     state.uploads = disclosure_uploads.uploads(session, invitation.id)  # replaced files are gone
 
 
+# The box the provider ticks to say the submission is final (it cannot be undone); asked without JavaScript.
+CONFIRM_FIELD = "confirm_submit"
+
+
 def save(
-    session: Session, invitation: Invitation, state: FormState, *, submit: bool, address: str = ""
+    session: Session,
+    invitation: Invitation,
+    state: FormState,
+    *,
+    submit: bool,
+    address: str = "",
+    confirmed: bool = True,
 ) -> bool:
-    """Keep the text as typed; on submit with no errors also store the answers. True when submitted."""
+    """Keep the text as typed; on a confirmed submit with no errors also store the answers. True when
+    submitted."""
+    if submit and not confirmed:
+        state.add(CONFIRM_FIELD, _("提交后不能再修改，也不能撤回：请勾选确认后再提交"))
     model = validate(state)
     state.rows = rows_for(state.values, state.rows)
     invitation.draft = {"values": dict(state.values), "rows": dict(state.rows)}

@@ -315,6 +315,9 @@ _OFFER_KINDS = _choices("offer_kind")
 _RDMA = _choices("rdma_type")
 _BANDWIDTH = _choices("bandwidth_type")
 _STORAGE_TYPES = _choices("storage_type")
+# What "网络存储类型" offers: network storage only (local disks are answered by "数据盘位置").
+NETWORK_STORAGE_TYPES = ("cloud_disk", "nfs", "parallel_fs", "unknown")
+_NETWORKED = _choices("storage_type", *NETWORK_STORAGE_TYPES)
 _LOCATIONS = _choices("storage_location")
 _RAID = _choices("raid")
 
@@ -470,7 +473,7 @@ SECTIONS: tuple[SectionSpec, ...] = (
         "Storage configuration",
         (
             FieldSpec("location", "数据盘位置", "Where the data disks are", "select", _LOCATIONS),
-            FieldSpec("network_type", "网络存储类型", "Network storage type", "select", _STORAGE_TYPES),
+            FieldSpec("network_type", "网络存储类型", "Network storage type", "select", _NETWORKED),
             FieldSpec("raid", "RAID", "RAID", "select", _RAID),
             FieldSpec("backup", "备份方式", "Backup", "textarea"),
         ),

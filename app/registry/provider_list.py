@@ -153,3 +153,17 @@ def list_providers(session: Session, *, query: ProviderQuery) -> Page[Provider]:
         .options(*with_children())
     ).all()
     return Page(items=list(rows), total=total, page=query.page, per_page=query.per_page)
+
+
+MAX_PICKER_CHOICES = 2000
+
+
+def picker_choices(session: Session) -> list[tuple[int, str]]:
+    """(id, name as people know it) of every provider, by legal name: what a provider picker offers
+    ("深圳示例算力有限公司（示例云）"), so that nobody has to know a provider's number."""
+    rows = session.exec(
+        select(Provider.id, Provider.legal_name, Provider.short_name)
+        .order_by(col(Provider.legal_name), col(Provider.id))
+        .limit(MAX_PICKER_CHOICES)
+    ).all()
+    return [(pid, f"{legal}（{short}）" if short and short != legal else legal) for pid, legal, short in rows]

@@ -142,7 +142,10 @@ def disclosure_form_page(token: str) -> Any:
     action = request.form.get("action", "save")
     if action.startswith("add:") and action[4:] in REPEATED:
         state.rows[action[4:]] = min(ROW_LIMIT, state.rows[action[4:]] + 1)
-    submitted = disclosure_form.save(session, invitation, state, submit=action == "submit", address=address)
+    confirmed = request.form.get(disclosure_form.CONFIRM_FIELD) == "yes"  # submitting cannot be undone
+    submitted = disclosure_form.save(
+        session, invitation, state, submit=action == "submit", address=address, confirmed=confirmed
+    )
     if submitted:
         return _private(make_response(render_template("disclosure/thanks.html", invitation=invitation)))
     outcome = "submit_refused" if action == "submit" else "saved"

@@ -22,6 +22,7 @@ from app.disclosure import review as disclosure_review
 from app.disclosure import schema as schema
 from app.disclosure import uploads as disclosure_uploads
 from app.models.enums import Role
+from app.registry import provider_list
 from app.web import bp, labels
 from app.web.nav import nav_item
 
@@ -170,12 +171,17 @@ def invitation_new() -> Any:
         key: request.values.get(key, "") for key in ("provider_id", "legal_name", "email", "expires_in_days")
     }
     names = {
-        "provider_id": _("供应商编号"),
+        "provider_id": _("已登记的供应商"),
         "legal_name": _("新供应商的企业名称"),
         "email": _("邮箱"),
         "expires_in_days": _("有效天数（默认 14）"),
     }
-    page = functools.partial(render_template, "invitations/new.html", field_names=names)
+    page = functools.partial(
+        render_template,
+        "invitations/new.html",
+        field_names=names,
+        providers=provider_list.picker_choices(session),
+    )
     if request.method == "GET":
         return page(form=form, errors=[], created=None)
     data = {key: value for key, value in form.items() if value.strip()}

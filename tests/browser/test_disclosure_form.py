@@ -76,6 +76,9 @@ def test_provider_fills_saves_resumes_and_submits_the_questionnaire(
     later.select_option("#storage-location", "local_nvme")
     later.check("#trial-will_lend-yes")
     later.fill("#trial-how", "免费试用 3 天")
+    later.click("#submit-disclosure")  # not yet confirmed: kept as a draft, the box asks for the tick
+    expect(later.locator("#confirm-submit-error")).to_contain_text("请勾选确认")
+    later.check("#confirm-submit")
     later.click("#submit-disclosure")
     expect(later.locator("#disclosure-thanks")).to_contain_text("问卷已提交")
 

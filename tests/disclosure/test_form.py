@@ -50,6 +50,7 @@ COMPLETE = {
     "storage.raid": "raid10",
     "trial.will_lend": "yes",
     "trial.how": "免费试用 3 天",
+    "confirm_submit": "yes",  # submitting is final: the provider ticks to confirm (issue 27 item 12)
 }
 
 
@@ -190,6 +191,7 @@ def test_declining_is_an_answer_and_unanswered_sections_stay_unanswered(invited)
         "topology.declined": "on",
         "trial.will_lend": "no",
         "action": "submit",
+        "confirm_submit": "yes",
     }
     client.post(f"/d/{token}", data=data)
     session.refresh(invitation)

@@ -155,6 +155,7 @@ def test_views_saves_and_submission_are_logged(app, session):
             "identity.legal_name": "示例披露算力科技有限公司",
             "identity.uscc": samples.VALID_USCC,
             "action": "submit",
+            "confirm_submit": "yes",
         },
     )
     assert _events(session, invitation.id) == ["created", "viewed", "draft_saved", "submitted"]
