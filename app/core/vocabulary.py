@@ -109,6 +109,18 @@ LABELS: dict[str, dict[str, tuple[str, str]]] = {
         "注销": ("注销", "Cancelled"),
         "过期": ("过期", "Expired"),
     },
+    "registration_status": {  # a company's 登记状态 as gsxt shows it (app.credentials.credit); alive first
+        "存续": ("存续", "Existing"),
+        "在业": ("在业", "In business"),
+        "在营": ("在营", "Operating"),
+        "开业": ("开业", "Open"),
+        "吊销": ("吊销", "Business licence revoked"),
+        "注销": ("注销", "Deregistered"),
+        "迁出": ("迁出", "Moved to another registry"),
+        "撤销": ("撤销", "Registration cancelled"),
+        "停业": ("停业", "Closed for business"),
+        "清算": ("清算", "In liquidation"),
+    },
     "filing_kind": {
         "icp_filing": ("ICP 备案", "ICP filing"),
         "icp_licence": ("ICP 证", "ICP licence"),

@@ -23,6 +23,7 @@ GROUPS: dict[str, dict[str, Any]] = {
         "provider_status",
         "licence_status",
         "certificate_status",
+        "registration_status",
         "filing_kind",
         "identifier_kind",
         "certification_kind",

@@ -14,6 +14,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
+from app.core import vocabulary
 from app.vetting.findings import Finding, RuleContext, Severity, rule
 
 ALIVE = ("存续", "在业", "在营", "开业")
@@ -40,8 +41,8 @@ TEXTS = {
     "credit.status_not_alive": (
         Severity.blocker,
         "{source_zh}显示登记状态为“{status}”（{looked}查询）：公司已非存续/在业状态，不能签约或继续履约。",
-        "{source_en} shows the registration status '{status}' (looked up {looked}): the company is no longer "
-        "alive and may not trade or keep a contract.",
+        "{source_en} shows the registration status '{status_en}' (looked up {looked}): the company is no "
+        "longer alive and may not trade or keep a contract.",
     ),
     "credit.abnormal_list": (
         Severity.warning,
@@ -113,7 +114,10 @@ def status_not_alive(context: RuleContext) -> Iterator[Finding]:
     for record in _records(context):
         status = record.get("registration_status")
         if status and status not in ALIVE:
-            yield _finding(context, "credit.status_not_alive", record, "status", status=status)
+            english = vocabulary.label(status, "en", kind="registration_status")
+            yield _finding(
+                context, "credit.status_not_alive", record, "status", status=status, status_en=english
+            )
 
 
 def _listing(context: RuleContext, rule_id: str, name: str) -> Iterator[Finding]:

@@ -34,7 +34,8 @@ def test_a_revoked_company_is_a_blocker_that_fails_the_check(session, provider, 
     record = _record(session, provider, analyst, registration_status="吊销")
     findings = _credit_findings(session, provider)
     assert [(f.rule_id, f.severity) for f in findings] == [("credit.status_not_alive", "blocker")]
-    assert "吊销" in findings[0].message_zh and "'吊销'" in findings[0].message_en
+    assert "“吊销”" in findings[0].message_zh
+    assert "'Business licence revoked'" in findings[0].message_en and "吊销" not in findings[0].message_en
     assert findings[0].evidence[0]["evidence_id"] == record.evidence_id
     assert "91110108EXAMPL995L" in findings[0].how_to_verify_zh
     assert checks.latest_check(session, provider_id=provider.id).verdict == "fail"
