@@ -94,6 +94,7 @@ class _Subject:
     name: str
     provider_id: int | None
     inputs: dict[str, Any]
+    signed: bool = False  # signed whatever GPUVET_SIGN_REPORTS says (decision documents)
 
     @cached_property
     def inputs_sha256(self) -> str:
@@ -132,7 +133,8 @@ def _export(
         seq = _next_seq(session, now.year)
         number = format_number(now.year, seq)
         meta = _report_meta(session, subject, number, now, author, language)
-        pdf = sign_report(render_pdf(renderer, kind.value, inputs, meta, language), number)
+        pdf = render_pdf(renderer, kind.value, inputs, meta, language)
+        pdf = sign_report(pdf, number, always=subject.signed)
         record = ExportRecord(
             number=number,
             year=now.year,
@@ -165,6 +167,11 @@ def _export(
         )
         return record
     raise Conflict(_("报告编号冲突，请重试"), field="number")
+
+
+# A domain's own document (app.cases.decision_document) is numbered, rendered and stored the same way.
+ReportSubject = _Subject
+export_subject = _export
 
 
 def export_provider_report(

@@ -15,6 +15,7 @@ class ReportKind(StrEnum):
 
     provider = "provider"
     case = "case"
+    decision = "decision"  # a procurement decision (采购决定), always signed
 
 
 class ExportRecord(SQLModel, table=True):
@@ -31,7 +32,7 @@ class ExportRecord(SQLModel, table=True):
     year: int
     seq: int
     kind: str = Field(max_length=16, index=True)
-    subject_id: int = Field(index=True)  # provider or case id; no foreign key: the record outlives it
+    subject_id: int = Field(index=True)  # provider, case or decision id; no foreign key: outlives it
     subject_name: str = Field(max_length=200)
     provider_id: Optional[int] = Field(default=None, index=True)  # set for provider reports
     language: str = Field(max_length=8)

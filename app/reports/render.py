@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from app.core.plugins import register_once
 from app.reports.case_document import case_context
+from app.reports.decision_document import decision_context
 from app.reports.document import provider_context
 from app.reports.pdf import PdfRenderer, RenderedPdf, report_css
 from app.reports.text import reveal_controls
@@ -61,6 +62,7 @@ def report_kind(kind: ReportKind) -> ReportKind:
 
 report_kind(ReportKind("provider", "provider.html", provider_context, "provider_title", toc_min_pages=6))
 report_kind(ReportKind("case", "case.html", case_context, "case_title"))
+report_kind(ReportKind("decision", "decision.html", decision_context, "decision_title"))
 
 
 def render_html(

@@ -110,17 +110,19 @@ def signer_for_settings(settings: Any) -> PdfSigner:
     return signer_for(settings.signing_pkcs12, passphrase, Path(settings.instance_path))
 
 
-def report_signer() -> PdfSigner | None:
-    """The signer for report exports where the app's GPUVET_SIGN_REPORTS is on; None otherwise."""
+def report_signer(*, always: bool = False) -> PdfSigner | None:
+    """The signer for report exports where the app's GPUVET_SIGN_REPORTS is on (or `always`: decision
+    documents); None otherwise."""
     from flask import current_app, has_app_context
 
     settings = current_app.config.get("GPUVET_SETTINGS") if has_app_context() else None
-    return signer_for_settings(settings) if settings is not None and settings.sign_reports else None
+    wanted = settings is not None and (always or settings.sign_reports)
+    return signer_for_settings(settings) if wanted else None
 
 
-def sign_report(pdf: RenderedPdf, number: str) -> RenderedPdf:
-    """The rendered report, signed where report signing is on (unchanged otherwise)."""
-    signer = report_signer()
+def sign_report(pdf: RenderedPdf, number: str, *, always: bool = False) -> RenderedPdf:
+    """The rendered report, signed where report signing is on or `always` (unchanged otherwise)."""
+    signer = report_signer(always=always)
     if signer is None:
         return pdf
     return dataclasses.replace(pdf, data=signer.sign(pdf.data, purpose=f"gpuvet report {number}"))
