@@ -29,6 +29,7 @@ from app.credentials.manual_lookups import (
     screenshot_evidence,
 )
 from app.models import Provider
+from app.models.disclosure import Invitation
 from app.models.enums import BandwidthType
 from app.models.quotes import Quote, QuoteChannel
 from app.trials.bench_uploads import get_offer
@@ -123,16 +124,19 @@ def create_quote(
     scan: Any,
     user: Any,
     filename: str | None = None,
+    invitation: Invitation | None = None,
 ) -> Quote:
-    """Store a quote entered by hand and its scan as evidence (one transaction, audited)."""
+    """Store a quote entered by hand (or sent through its quote request's link, `invitation`) and its scan as
+    evidence (one transaction, audited)."""
     case = get_case(session, case_id=case_id)
     now, entry, body, content_type, actor = read_by_hand(
-        lambda _now: read_quote(values).model_dump(), scan, user, check_file=check_scan
+        lambda _now: _read(values, by_link=invitation is not None), scan, user, check_file=check_scan
     )
     offer = get_offer(session, entry["offer_id"])
     quote = Quote(
         case_id=case.id,
         provider_id=offer.provider_id,
+        invitation_id=invitation.id if invitation is not None else None,
         entered_by_id=actor[0],
         entered_by_name=actor[1],
         entered_at=now,
@@ -155,6 +159,15 @@ def create_quote(
     session.commit()
     session.refresh(quote)
     return quote
+
+
+def _read(values: Mapping[str, Any], *, by_link: bool) -> dict[str, Any]:
+    """The checked values; the channel "link" is only for quotes sent through a quote request's link."""
+    entry = read_quote(values).model_dump()
+    if (entry["received_via"] == QuoteChannel.link) != by_link:
+        message = _("询价链接的报价只能由供应商通过链接提交；人工录入请选择邮件、电话或其他")
+        raise InvalidInput(message, field="received_via")
+    return entry
 
 
 def _entered(quote: Quote) -> dict[str, Any]:

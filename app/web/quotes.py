@@ -18,11 +18,14 @@ from app.core.errors import FieldError, InvalidInput
 from app.core.request_files import uploaded_file
 from app.credentials.manual_lookups import MAX_SCREENSHOT_BYTES
 from app.models.enums import Role
+from app.models.quotes import QuoteChannel
 from app.web import bp, labels
 from app.web.forms import FieldSpec, FormSpec, bind, display_values, enum_choices, parse_form, split_errors
 
 # Offers offered in the form's list, best ranked first.
 FORM_OFFERS = 500
+# How a quote entered by hand arrived (a link's quote is sent by the provider itself).
+HAND_CHANNELS = {key: text for key, text in labels.QUOTE_CHANNEL.items() if key != QuoteChannel.link}
 
 
 QUOTE_FORM = FormSpec(
@@ -30,7 +33,7 @@ QUOTE_FORM = FormSpec(
     service.QuoteInput,
     (
         FieldSpec("offer_id", "select", lambda offers: offers, blank=_l("（请选择）"), width=8),
-        FieldSpec("received_via", "select", enum_choices(labels.QUOTE_CHANNEL), width=4),
+        FieldSpec("received_via", "select", enum_choices(HAND_CHANNELS), width=4),
         FieldSpec("price_gpu_hour_cny", "decimal", width=4, help=_l("人民币元；单价与月价至少填一项")),
         FieldSpec("price_month_cny", "decimal", width=4, help=_l("人民币元，按本案全部 GPU 计")),
         FieldSpec("min_term_months", "number", width=4),
