@@ -60,7 +60,8 @@ def fetch_failure(exc: FetchError, url: str, timeout_s: float) -> Message:
     if isinstance(exc, BlockedAddress) and isinstance(exc.message, Message):
         return exc.message
     if isinstance(exc, FetchTimeout):
-        return N_("%(host)s 在 %(seconds)s 秒内没有回复", host=host, seconds=f"{timeout_s:g}")
+        seconds = format(timeout_s, "g")
+        return N_("%(host)s 在 %(seconds)s 秒内没有回复", host=host, seconds=seconds)
     if isinstance(exc, ResponseTooLarge):
         return N_("%(host)s 的回复过大，已截断", host=host)
     return N_("发往 %(host)s 的请求未完成：连接中断或对方的回复无法读取", host=host)
