@@ -73,6 +73,11 @@ def licence_blocks(session: Session, provider_id: int) -> list[StoredFinding]:
     return [finding for finding in open_findings(session, provider_id) if is_licence_block(finding)]
 
 
+def joined(sentences: Iterable[str]) -> str:
+    """Sentences joined as the reader's language joins them."""
+    return ("；" if current_language() == "zh" else "; ").join(sentences)
+
+
 def finding_key(finding: Any) -> str:
     """A finding named as re-checks keep it: its rule and subject."""
     return f"{finding.rule_id}:{finding.subject}" if finding.subject else finding.rule_id

@@ -24,6 +24,7 @@ from app.cases.cases import advise_case
 from app.cases.decision_evidence import (
     finding_key,
     is_licence_block,
+    joined,
     open_findings_of,
     valid_quotes,
 )
@@ -177,8 +178,13 @@ def _acceptances(entry: Any, findings: dict[int, StoredFinding], today: date) ->
         covered.add(accepted.finding_id)
     uncovered = [finding for finding_id, finding in findings.items() if finding_id not in covered]
     if uncovered:
-        listed = "；".join(
-            f"{finding.id} {finding_key(finding)}（{finding.message(current_language())}）"
+        listed = joined(
+            _(
+                "#%(id)s %(rule)s（%(message)s）",
+                id=finding.id,
+                rule=finding_key(finding),
+                message=finding.message(current_language()),
+            )
             for finding in uncovered
         )
         errors.append(

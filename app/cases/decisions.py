@@ -30,6 +30,7 @@ from app.cases.decision_evidence import (
     evidence_of,
     evidence_sha256,
     finding_key,
+    joined,
 )
 from app.cases.decision_evidence import licence_blocks as licence_blocks
 from app.cases.decision_evidence import open_findings as open_findings
@@ -313,7 +314,7 @@ def approve(session: Session, *, decision_id: int, actor: Actor, comment: Any = 
     changed = changes_from(decision, evidence)
     if changed:
         raise Conflict(
-            [FieldError("evidence", _("提议后证据已变化，请重新提议：%(what)s", what="；".join(changed)))]
+            [FieldError("evidence", _("提议后证据已变化，请重新提议：%(what)s", what=joined(changed)))]
         )
     acceptances = acceptances_of(session, decision.id)  # type: ignore[arg-type]
     gone = [acceptance for acceptance in acceptances if lapsed(acceptance, today)]
