@@ -198,6 +198,14 @@ def _case(session: Session) -> tuple[int, bool]:
     return case.id, True
 
 
+def _decision(session: Session, today: date) -> tuple[int, bool]:
+    """Three quotes for the demo case and one approved decision (decision #1 on a fresh load), made once."""
+    from app.cases.demo_decision import load_demo_decision
+
+    case_id, _created = _case(session)
+    return load_demo_decision(session, case_id=case_id, today=today)
+
+
 def _export(session: Session, provider: Provider, renderer: Callable[[], Any]) -> tuple[str, bool]:
     """The provider's report exported to PDF by the demo author, made once."""
     from app.credentials import report_exports as reports
@@ -279,6 +287,7 @@ def load_demo_evidence(
         if fresh:
             _part(outcome, "checks", lambda: _checks(session, provider_ids, today), session)
         _part(outcome, "case", lambda: _case(session), session)
+        _part(outcome, "decision", lambda: _decision(session, today), session)
         if renderer is not None:
             _part(outcome, "report", lambda: _export(session, provider, renderer), session)
     finally:

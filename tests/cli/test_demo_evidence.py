@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from datetime import UTC, datetime
 
 from sqlmodel import Session, func, select
 
-from app.models import Provider
+from app.models import Provider, User
 from app.models.campaigns import BenchCampaign
 from app.models.cases import ProcurementCase
 from app.models.checks import CheckRun, StoredFinding
+from app.models.decisions import Decision
 from app.models.jobs import Job, JobState
+from app.models.quotes import Quote
 from app.models.reports import ExportRecord
 from app.models.trials import BenchRun, BenchStep
 from app.models.watch import ChangeEvent
@@ -81,12 +85,29 @@ def test_demo_load_stores_a_demo_run_campaign_checks_case_and_report_once(
     assert (
         export.provider_id == provider.id and export.created_by == DEMO and export.pdf_bytes[:5] == b"%PDF-"
     )
+    _the_demo_decision_is_number_one(session)
+
+
+def _the_demo_decision_is_number_one(session: Session) -> None:
+    """Decision #1: the demo case's three quotes compared, proposed and approved by two different people."""
+    case = session.exec(select(ProcurementCase).where(ProcurementCase.owner_name == DEMO)).one()
+    decision = session.exec(select(Decision)).one()
+    assert decision.id == 1 and decision.case_id == case.id and decision.state == "approved"
+    quotes = session.exec(select(Quote).where(Quote.case_id == case.id)).all()
+    assert len({quote.provider_id for quote in quotes}) == 3 and decision.quote_ids
+    assert decision.proposed_by_name == "demo-analyst" and decision.decided_by_name == "demo-approver"
+    assert decision.proposed_by_id != decision.decided_by_id
+    canonical = json.dumps(decision.snapshot, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    assert hashlib.sha256(canonical.encode()).hexdigest() == decision.snapshot_sha256
+    assert session.get(Provider, decision.provider_ids[0]).status == "approved"
+    accounts = session.exec(select(User).where(User.username.in_(["demo-analyst", "demo-approver"]))).all()
+    assert len(accounts) == 2 and not any(user.active for user in accounts)  # nobody can log in as them
 
 
 def test_the_first_schedules_after_a_demo_load_succeed(app, immediate_jobs, session: Session):  # noqa: F811
     _load(app, "--no-report")
     with app.app_context():
         started = schedules.tick(session, datetime(2026, 12, 2, 4, 30, tzinfo=UTC))
-    assert sorted(job.kind for job in started) == ["watch.daily", "watch.footers"]
+    assert sorted(job.kind for job in started) == ["notify.prune", "watch.daily", "watch.footers"]
     jobs = session.exec(select(Job.kind, Job.state, Job.error)).all()
     assert all(state == JobState.succeeded for _kind, state, _error in jobs), jobs
