@@ -21,13 +21,6 @@ from app.notify import webhooks as notify_webhooks
 from app.registry.providers import create_provider
 from tests.notify import test_notifications as base
 
-smtp_server, receiver, mail, hooks, notify_app = (
-    base.smtp_server,
-    base.receiver,
-    base.mail,
-    base.hooks,
-    base.notify_app,
-)
 UNRESOLVABLE = "https://hooks.gpuvet-test.invalid/gpuvet"  # .invalid never resolves (RFC 6761)
 
 

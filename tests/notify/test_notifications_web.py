@@ -16,14 +16,6 @@ from app.notify.webhooks import signature_matches
 from app.registry.providers import create_provider
 from tests.notify import test_notifications as base
 
-# the loopback SMTP server and webhook receiver, and the app wired to them
-smtp_server, receiver, mail, hooks, notify_app = (
-    base.smtp_server,
-    base.receiver,
-    base.mail,
-    base.hooks,
-    base.notify_app,
-)
 _event = base._event
 
 
