@@ -118,6 +118,7 @@ def step_time_table(assessed: list[Assessment], needs: Needs, ctx: Any) -> dict[
                 "source_zh": zh,
                 "source_en": en,
                 "shortest_step_s": shortest,
+                "shortest_step_text": fmt(shortest) if shortest is not None else None,
             }
         )
     rows.sort(key=lambda row: (row["shortest_step_s"] is None, row["shortest_step_s"] or 0.0))

@@ -316,7 +316,11 @@ def stored_step_values(raw: dict[str, Any], step: str) -> dict[str, Any]:
 # The requirement each question's effect line shows (one question per requirement, so no line repeats).
 EFFECTS: dict[str, dict[str, str]] = {
     "compute": {"gpus_per_node": "gpus_total", "nodes": "allreduce_gb"},
-    "model": {"parameters_billion": "gradient_gb", "target_step_seconds": "intranet_gbps_needed"},
+    "model": {
+        "parameters_billion": "gradient_gb",
+        "target_step_seconds": "intranet_gbps_needed",
+        "step_unknown": "target_step",
+    },
     "data": {"sample_kb": "read_iops", "dataset_gb": "upload_hours"},
     "site": {"uplink_mbps": "upload_hours"},
     "users": {"model_time_ms": "network_rtt_budget_ms"},

@@ -293,7 +293,8 @@ def test_the_provider_checklist_names_the_suite_that_settles_a_measure_first_off
     entries = cases.provider_checklist(advice, provider_id=offers[0].provider_id, ticks=[])
     entry = next(e.to_dict() for e in entries if e.item.key == "fio_checkpoint_write")
     note = next(ev for ev in entry["evidence"] if ev["kind"] == "measure_first")
-    assert note["count"] == 1 and "--suite standard" in note["message_en"]
+    assert note["count"] == 1 and "measure before signing" in note["message_en"]  # the command is in the fold
+    assert "--suite standard" in entry["bench_command"] and "flask" not in note["message_en"]
     assert "--param write_size_mib=10240" in entry["bench_command"]
 
 
