@@ -6,12 +6,15 @@ import math
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+import sqlalchemy as sa
 from flask_babel import gettext as _
 from pydantic import BaseModel
 from sqlmodel import Session, col, func, or_, select
 
 from app.core.errors import FieldError
 from app.models import Datacenter, Filing, Licence, Offer, Provider
+from app.models.checks import CheckRun
+from app.models.latest_runs import POINTER
 from app.registry.list_query import parse_list_query
 from app.registry.providers import with_children
 from app.vetting.identifier_common import normalize_text
@@ -34,6 +37,14 @@ class ProviderQuery(BaseModel):
     per_page: int = 20
 
 
+# The latest check run's verdict as a rank: worst first (never checked last), or best first.
+_LATEST_VERDICT = select(CheckRun.verdict).where(CheckRun.id == POINTER).correlate(Provider).scalar_subquery()
+_WORST_FIRST = sa.case({"fail": 0, "needs_review": 1, "pass": 2}, value=_LATEST_VERDICT, else_=3)
+_BEST_FIRST = sa.case({"pass": 0, "needs_review": 1, "fail": 2}, value=_LATEST_VERDICT, else_=3)
+# "unverified": the latest check passes or needs review while some credential is not verified at its source
+# (the verdict names them: 通过（未核实：…）); "unchecked": never checked.
+VERDICT_FILTERS = ("fail", "needs_review", "pass", "unchecked", "unverified")
+
 SORTS = {
     "name": col(Provider.legal_name).asc(),
     "-name": col(Provider.legal_name).desc(),
@@ -41,6 +52,8 @@ SORTS = {
     "-updated": col(Provider.updated_at).desc(),
     "province": col(Provider.registered_province).asc(),
     "status": col(Provider.status).asc(),
+    "verdict": _WORST_FIRST.asc(),
+    "-verdict": _BEST_FIRST.asc(),
 }
 
 
@@ -70,7 +83,7 @@ def parse_query(params: dict[str, Any]) -> ProviderQuery:
         "bandwidth_type": [e.value for e in BandwidthType],
         "storage_type": [e.value for e in StorageType],
         "status": [e.value for e in ProviderStatus],
-        "verdict": ["pass", "needs_review", "fail", "unchecked"],
+        "verdict": list(VERDICT_FILTERS),
         "checked": ["never", "stale"],
         "sort": list(SORTS),
     }
@@ -117,7 +130,7 @@ def _filtered(query: ProviderQuery) -> Any:
     if query.verdict or query.checked:  # the latest check run's verdict and age (app.registry.dashboard)
         from app.registry.dashboard import DEFAULT_STALE_DAYS, checked_condition, verdict_condition
 
-        if query.verdict:
+        if query.verdict and query.verdict != "unverified":  # that one: list_providers
             stmt = stmt.where(verdict_condition(query.verdict))
         if query.checked:
             stmt = stmt.where(checked_condition(query.checked, query.stale_days or DEFAULT_STALE_DAYS))
@@ -145,6 +158,8 @@ def _filtered(query: ProviderQuery) -> Any:
 def list_providers(session: Session, *, query: ProviderQuery) -> Page[Provider]:
     """One page of providers matching the query, nested records loaded in constant statements."""
     stmt = _filtered(query)
+    if query.verdict == "unverified":
+        stmt = stmt.where(col(Provider.id).in_(_unverified_ids(session, stmt)))
     total = session.exec(select(func.count()).select_from(stmt.subquery())).one()
     rows = session.exec(
         stmt.order_by(SORTS[query.sort], col(Provider.id))
@@ -153,6 +168,19 @@ def list_providers(session: Session, *, query: ProviderQuery) -> Page[Provider]:
         .options(*with_children())
     ).all()
     return Page(items=list(rows), total=total, page=query.page, per_page=query.per_page)
+
+
+def _unverified_ids(session: Session, stmt: Any) -> list[int]:
+    """Ids of the providers `stmt` selects whose latest check passes or needs review with some credential
+    not verified at its source, read from their verdicts (a constant number of statements)."""
+    from app.credentials.verdicts import verdicts_of  # it reads the registry
+
+    ids = session.exec(stmt.with_only_columns(col(Provider.id))).all()
+    return [
+        provider_id
+        for provider_id, verdict in verdicts_of(session, ids).items()
+        if verdict.level in ("pass", "needs_review") and verdict.unverified
+    ]
 
 
 MAX_PICKER_CHOICES = 2000

@@ -20,7 +20,7 @@ from app.registry import provider_list
 from app.registry import providers as service
 from app.vetting.identifiers import identify
 from app.vetting.subjects import findings_by_record, record_numbers
-from app.web import bp
+from app.web import bp, labels
 from app.web.forms import (
     PROVIDER_FORM,
     cleaned,
@@ -44,15 +44,22 @@ SORT_LABELS = {
     "updated": _l("最早修改"),
     "province": _l("省份"),
     "status": _l("状态"),
+    "verdict": _l("核查结论：最差在前"),
+    "-verdict": _l("核查结论：最好在前"),
 }
 
 
+# The verdict filter offers the words the verdict pill shows (labels.VERDICT), and "some credentials not
+# verified" (app.registry.provider_list.VERDICT_FILTERS).
 VERDICT_FILTERS = {
-    "fail": _l("不通过"),
-    "needs_review": _l("需复核"),
-    "pass": _l("通过"),
-    "unchecked": _l("未核查"),
+    "fail": labels.VERDICT["fail"],
+    "needs_review": labels.VERDICT["needs_review"],
+    "pass": labels.VERDICT["pass"],
+    "unchecked": _l("未核验（从未核查）"),
+    "unverified": _l("有资料未经官方核实"),
 }
+# The pill's word for a level: never checked reads "未核验" as in the verdict's own label.
+VERDICT_PILLS = {**labels.VERDICT, "unchecked": labels.VERDICT["not_verified"]}
 CHECKED_FILTERS = {"never": _l("从未核查"), "stale": _l("久未核查")}
 
 
@@ -106,6 +113,7 @@ def providers() -> Any:
         provinces=PROVINCES,
         sorts=SORT_LABELS,
         verdict_filters=VERDICT_FILTERS,
+        verdict_pills=VERDICT_PILLS,
         checked_filters=CHECKED_FILTERS,
         active_filters=any(filters[key] for key in LIST_KEYS if key not in ("sort", "per_page")),
     )
