@@ -55,6 +55,7 @@ GROUPS: dict[str, dict[str, Any]] = {
         "verdict",
         "residency",
         "setting_origin",
+        "decision_state",
     )
 }
 PROVIDER_STATUS = GROUPS["provider_status"]
