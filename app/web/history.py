@@ -10,6 +10,7 @@ from typing import Any
 from flask_babel import lazy_gettext as _l
 
 from app.advice import checklist
+from app.advice.questionnaire import DERIVED
 from app.core import clock as localtime
 from app.core.i18n import current_language
 from app.web import bp, labels
@@ -105,12 +106,23 @@ def _answer_label_and_show(path: str) -> tuple[Any, Callable[[Any], Any]]:
     return (f"{STEP_TITLES.get(section, '')} · {field.text}", show)
 
 
+def _derived_names(paths: Any) -> Any:
+    """The questions answered with a default ("checkpoint.acceptable_stall_seconds"), by their labels."""
+    if not isinstance(paths, list):
+        return _plain(paths)
+    separator = "、" if current_language() == "zh" else "; "
+    return separator.join(str(_answer_label_and_show(str(path))[0]) for path in paths) if paths else "—"
+
+
 def _answer_changes(before: Any, after: Any) -> list[Change]:
     old, new = _flatten(before or {}), _flatten(after or {})
     changes = []
     for path in [*old, *(key for key in new if key not in old)]:
         if old.get(path) != new.get(path):
-            label, show = _answer_label_and_show(path)
+            if path == DERIVED:  # bookkeeping: which answers were filled in with a default
+                label, show = _l("按默认值填写的回答"), _derived_names
+            else:
+                label, show = _answer_label_and_show(path)
             changes.append(_change(label, show, old.get(path), new.get(path)))
     return changes
 
@@ -171,7 +183,7 @@ EXPORT_COLUMNS: dict[str, tuple[Any, Callable[[Any], Any]]] = {
     "number": (_l("报告编号"), _plain),
     "subject_name": (_l("报告对象"), _plain),
     "language": (_l("报告语言"), _choice(lambda: {"zh": _l("中文"), "en": _l("英文")})),
-    "verdict": (_l("结论"), _plain),
+    "verdict": (_l("结论"), _choice(lambda: {**labels.VERDICT, "unchecked": labels.VERDICT["not_verified"]})),
     "pages": (_l("页数"), _plain),
 }
 
