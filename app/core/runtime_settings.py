@@ -253,18 +253,20 @@ def listing(settings: Settings, session: Session) -> list[SettingRow]:
         if name == "database_url" and value is None:
             value = current.resolved_database_url()
         secret = is_secret(name, value)
-        shown = _shown(name, value)
+        origin = _origin(settings, name, stored)
+        shown = MASK if secret and origin == "instance_file" else _shown(name, value)
         raw = "" if secret else (", ".join(value) if isinstance(value, tuple) else str(value or ""))
         rows.append(
             SettingRow(
                 name=name,
                 env=field.alias or name.upper(),
                 value=shown,
-                origin=_origin(settings, name, stored),
+                origin=origin,
                 editable=name in EDITABLE,
                 secret=secret,
                 raw=raw,
                 updated_by=edited_by.get(name, "") if name in stored else "",
             )
         )
-    return rows
+    order = list(EDITABLE)
+    return sorted(rows, key=lambda row: order.index(row.name) if row.editable else len(order))
