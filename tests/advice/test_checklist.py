@@ -25,7 +25,7 @@ def test_every_item_says_what_how_and_when_it_passes_in_both_languages():
 
 def test_items_carry_the_exact_commands():
     commands = {item.key: item.command for item in checklist.items()}
-    assert commands["intranet_iperf3"] == "iperf3 -c <节点A内网IP> -t 30 -P 4 -J"
+    assert commands["intranet_iperf3"] == "iperf3 -c NODE_A_INTRANET_IP -t 30 -P 4 -J"
     assert commands["fio_randread"].startswith("fio --name=randread --rw=randread --bs=4k --numjobs=32")
     assert commands["gpu_inventory"].startswith(
         "nvidia-smi --query-gpu=index,name,memory.total,driver_version"
