@@ -13,6 +13,7 @@ from app.core import vocabulary
 from app.reports.charts import Chart, Series, bar_chart, render_svg, timeline_chart
 from app.reports.evidence_text import fact_lines
 from app.reports.labels import Labels
+from app.reports.measurements import PATH_NAMES
 from app.reports.recommend import recommendations
 from app.vetting.subjects import findings_by_record, record_numbers
 
@@ -210,6 +211,17 @@ def _points(raw: Any) -> tuple[tuple[float, float | None], ...]:
     return tuple((float(x), None if y is None else float(y)) for x, y in raw or ())
 
 
+def series_name(item: dict[str, Any], labels: Labels) -> str:
+    """A chart series' name in the report's language: the server and the network path or benchmark step
+    it measured ("试用机 · 内网", "试用机 4k 随机读"), never their keys; older snapshots keep their name."""
+    server = str(item.get("server") or "")
+    if item.get("path") in PATH_NAMES:
+        return f"{server} · {labels.pick(*PATH_NAMES[item['path']])}"
+    if item.get("step"):
+        return f"{server} {labels.v('bench_step', item['step'])}".strip()
+    return str(item.get("name", ""))
+
+
 def measurement_charts(series: dict[str, Any], labels: Labels) -> list[Chart]:
     """Charts fed by benchmark series: throughput over time, IOPS against nominal, GPU utilisation.
 
@@ -221,7 +233,7 @@ def measurement_charts(series: dict[str, Any], labels: Labels) -> list[Chart]:
         charts.append(
             timeline_chart(
                 f"throughput-{index}",
-                f"{labels.t('chart_throughput')} · {link.get('name', '')}",
+                f"{labels.t('chart_throughput')} · {series_name(link, labels)}",
                 link.get("unit") or "Gbps",
                 [Series(labels.t("series_measured"), points=_points(link.get("points")))],
                 x_title=labels.t("minutes"),
@@ -236,7 +248,7 @@ def measurement_charts(series: dict[str, Any], labels: Labels) -> list[Chart]:
                 "iops",
                 labels.t("chart_iops"),
                 "IOPS",
-                [item.get("name", "") for item in iops],
+                [series_name(item, labels) for item in iops],
                 [
                     Series(labels.t("series_nominal"), tuple(item.get("nominal") for item in iops)),
                     Series(labels.t("series_measured"), tuple(item.get("measured") for item in iops)),

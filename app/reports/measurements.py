@@ -162,6 +162,8 @@ class _Collector:
         self.series["throughput"].append(
             {
                 "name": f"{server} · {PATH_NAMES[path][0]}/{PATH_NAMES[path][1]}",
+                "server": server,  # the report names the path in its own language (document.series_name)
+                "path": path,
                 "unit": unit,
                 "nominal": nominal,
                 "points": thin([(minute, value * factor) for minute, value in points]),
@@ -201,6 +203,8 @@ class _Collector:
                 self.series["iops"].append(
                     {
                         "name": f"{server} {comparison.get('subject', '')}".strip(),
+                        "server": server,  # and the step by its label (document.series_name)
+                        "step": comparison.get("subject", ""),
                         "nominal": comparison["claimed"],
                         "measured": comparison["measured"],
                     }

@@ -111,7 +111,16 @@ def test_series_for_the_charts(measurements):
     assert intervals["points"][1] == [pytest.approx(1 / 60, abs=1e-3), 93.0]
     assert [point[0] for point in repeated["points"]] == [0, 10, 20, 30, 40, 50]  # minutes
     assert repeated["points"][3][1] == 60.0
-    assert series["iops"] == [{"name": "试用机A fio_randread", "nominal": 2_000_000, "measured": 410_000}]
+    assert series["iops"] == [
+        {
+            "name": "试用机A fio_randread",
+            "server": "试用机A",
+            "step": "fio_randread",
+            "nominal": 2_000_000,
+            "measured": 410_000,
+        }
+    ]
+    assert (intervals["server"], intervals["path"]) == ("试用机A", "intranet")
     gpus = series["gpu_util"]
     assert [gpu["name"] for gpu in gpus] == ["试用机A GPU0", "试用机A GPU1"]
     assert len(gpus[0]["points"]) == MAX_POINTS  # 600 samples thinned
@@ -155,3 +164,16 @@ def test_failed_measurements_become_a_recommendation(measurements):
     assert "measurements" not in advice  # measured: no "please test" advice
     assert advice["measured_failures"].zh.startswith("实测不符合标称：内网带宽、带宽独享、存储 IOPS。")
     assert "intranet bandwidth, dedicated bandwidth, storage IOPS" in advice["measured_failures"].en
+
+
+def test_series_are_named_in_the_reports_language_never_by_key():
+    from app.reports.document import series_name
+    from app.reports.labels import Labels
+
+    iops = {"name": "试用机A fio_randread", "server": "试用机A", "step": "fio_randread"}
+    link = {"name": "试用机A · 内网/intranet", "server": "试用机A", "path": "intranet"}
+    assert series_name(iops, Labels("zh")) == "试用机A 4k 随机读"
+    assert series_name(iops, Labels("en")) == "试用机A 4k random read"
+    assert series_name(link, Labels("zh")) == "试用机A · 内网"
+    assert series_name(link, Labels("en")) == "试用机A · intranet"
+    assert series_name({"name": "older snapshot"}, Labels("en")) == "older snapshot"
