@@ -26,7 +26,7 @@ from app.cases import quotes
 from app.cases.cases import Actor, advise_case, answers_of, get_case
 from app.core import clock
 from app.core.clock import aware
-from app.core.errors import InvalidInput, from_validation_error
+from app.core.errors import FieldError, InvalidInput, from_validation_error
 from app.core.limits import MAX_ID
 from app.disclosure import invitations
 from app.disclosure.form import viewed
@@ -230,7 +230,9 @@ def requirements(session: Session, invitation: Invitation) -> list[tuple[str, li
     """
     needs = compute_needs(answers_of(get_case(session, case_id=invitation.case_id or 0)))
     gpus = [
-        _(
+        _("1 台，%(per)s 张 GPU", per=needs.gpus_per_node)
+        if needs.nodes == 1
+        else _(
             "%(nodes)s 台 × 每台 %(per)s 张 GPU（共 %(total)s 张）",
             nodes=needs.nodes,
             per=needs.gpus_per_node,
@@ -282,6 +284,16 @@ def requirements(session: Session, invitation: Invitation) -> list[tuple[str, li
     return rows
 
 
+def _refuse_offer(values: Mapping[str, Any]) -> None:
+    """InvalidInput on `offer_id` (not one of the request's offers) with every other bad value named too."""
+    errors = [FieldError("offer_id", _("请选择本次询价的套餐之一"))]
+    try:
+        quotes.read_quote({**values, "offer_id": 1, "received_via": QuoteChannel.link.value})
+    except InvalidInput as exc:
+        errors += exc.errors
+    raise InvalidInput(errors)
+
+
 def submit_quote(
     session: Session,
     invitation: Invitation,
@@ -297,7 +309,7 @@ def submit_quote(
         if invitation.status in (InvitationStatus.submitted.value, InvitationStatus.revoked.value):
             raise InvalidInput(_("该询价链接已提交过报价，不能再次提交"), field="")
         if chosen not in {str(offer_id) for offer_id in invitation.offer_ids}:
-            raise InvalidInput(_("请选择本次询价的套餐之一"), field="offer_id")
+            _refuse_offer(values)
         invitation.status = InvitationStatus.submitted.value
         invitation.submitted_at = clock.now()
         session.add(invitation)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flask import Response, make_response, render_template, request
+from flask import Response, make_response, redirect, render_template, request, url_for
 from sqlmodel import Session
 
 from app.cases import quote_requests as service
@@ -79,4 +79,4 @@ def quote_form_page(token: str) -> Any:
         )
     except InvalidInput as exc:
         return _page(session, token, invitation, display_values(LINK_FORM, data), exc.errors)
-    return _thanks(invitation)
+    return _private(redirect(url_for("web.quote_form_page", token=token), 303))  # reloading asks nothing

@@ -135,13 +135,14 @@ def test_a_sent_quote_is_listed_and_the_link_then_only_thanks(app, session, link
         data=_form(offer_id, price_gpu_hour_cny="10.5", sla_availability_pct="99.95"),
         content_type="multipart/form-data",
     )
-    assert response.status_code == 200 and 'id="quote-thanks"' in response.get_data(as_text=True)
+    assert response.status_code == 303 and response.headers["Location"].endswith(f"/q/{links['token']}")
+    assert 'id="quote-thanks"' in client.get(response.headers["Location"]).get_data(as_text=True)
     listed = quotes.list_quotes(session, case_id=links["case"].id)
     sent = next(row for row in listed if row.invitation_id == links["mine"].invitation.id)
     assert sent.offer_id == offer_id and sent.price_gpu_hour_cny == 10.5
     assert sent.sla_availability_pct == 99.95 and str(sent.received_via) == "link"
     assert sent.includes_public_bandwidth and not sent.includes_support
-    # again: thanks only, no form, no second quote
+    # again (after the redirect above): thanks only, no form, no second quote
     page = client.get(f"/q/{links['token']}").get_data(as_text=True)
     assert 'id="quote-thanks"' in page and 'id="quote-link-form"' not in page
     again = client.post(
@@ -212,7 +213,7 @@ def test_a_quote_link_does_not_open_the_questionnaire_and_back(app, session, lin
 
 def test_each_link_shows_its_own_case(app, links):
     html = app.test_client().get(f"/q/{links['batch_token']}").get_data(as_text=True)
-    assert "1 台 × 每台 4 张 GPU（共 4 张）" in html and "办公地点：成都" in html and "A100" in html
+    assert "1 台，4 张 GPU" in html and "办公地点：成都" in html and "A100" in html
     for absent in ("北京", "H800 裸金属", "32 张", OTHER):
         assert absent not in html, absent
 
@@ -223,3 +224,15 @@ def test_the_page_speaks_english_on_request(app, links):
     html = client.get(f"/q/{links['token']}").get_data(as_text=True)
     assert "4 servers × 8 GPUs each (32 GPUs in all)" in html and "Office: 北京" in html
     assert "Send the quote" in html and "提交报价" not in html
+
+
+def test_an_offer_not_requested_is_named_with_the_other_mistakes(app, session, links):
+    response = app.test_client().post(
+        f"/q/{links['token']}",
+        data=_form(links["first_offers"][1].id, price_gpu_hour_cny="-1"),
+        content_type="multipart/form-data",
+    )
+    html = response.get_data(as_text=True)
+    assert response.status_code == 422
+    assert 'id="f-offer_id-error"' in html and 'id="f-price_gpu_hour_cny-error"' in html
+    assert len(quotes.list_quotes(session, case_id=links["case"].id)) == 1
