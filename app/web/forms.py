@@ -14,15 +14,18 @@ from enum import Enum
 from typing import Any
 
 from flask import render_template
+from flask_babel import gettext as _
 from flask_babel import lazy_gettext as _l
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 from werkzeug.datastructures import MultiDict
 
+from app.core.db import get_session
 from app.core.errors import FieldError
 from app.core.provinces import PROVINCES
 from app.models.fields import blank_to_none
 from app.models.io import CertificationIn, DatacenterIn, FilingIn, LicenceIn, OfferIn, ProviderCreate
+from app.registry.status_lock import approved_decision
 from app.web import labels
 
 Choices = Callable[[Any], Iterable[tuple[str, Any]]]
@@ -111,6 +114,20 @@ def enum_choices(group: Mapping[str, Any]) -> Choices:
     return lambda _context: list(group.items())
 
 
+def _statuses(provider: Any) -> list[tuple[str, Any]]:
+    """The provider statuses; only the current one, saying why, while an approved decision in its term set it
+    (app.registry.status_lock refuses a hand change too)."""
+    choices = list(labels.PROVIDER_STATUS.items())
+    decision = approved_decision(get_session(), provider.id) if provider is not None and provider.id else None
+    if decision is None:
+        return choices
+    return [
+        (value, _("%(status)s（由采购决定 #%(id)s 批准，不能手动修改）", status=text, id=decision.id))
+        for value, text in choices
+        if value == str(provider.status)
+    ]
+
+
 def _provinces(_context: Any) -> list[tuple[str, Any]]:
     return [(province.name, province.name) for province in PROVINCES]
 
@@ -134,7 +151,7 @@ PROVIDER_FORM = FormSpec(
         FieldSpec("legal_name", width=8, help=_l("营业执照上的完整名称")),
         FieldSpec("short_name", width=4),
         FieldSpec("legal_name_en", width=8),
-        FieldSpec("status", "select", enum_choices(labels.PROVIDER_STATUS), width=4),
+        FieldSpec("status", "select", _statuses, width=4),
         FieldSpec("uscc", help=_l("18 位，字母大小写、空格均可")),
         FieldSpec("registered_province", "select", _provinces, blank=_l("（未填写）"), width=3),
         FieldSpec("registered_capital_cny", "number", width=3),

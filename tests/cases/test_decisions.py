@@ -486,3 +486,21 @@ def test_add_months_keeps_the_day_or_takes_the_months_last():
     assert add_months(date(2026, 1, 31), 1) == date(2026, 2, 28)
     assert add_months(date(2026, 11, 30), 3) == date(2027, 2, 28)
     assert add_months(date(2028, 1, 31), 1) == date(2028, 2, 29)
+
+
+def test_the_edit_form_shows_the_decided_status_read_only(session, world, proposed, login):
+    provider_id = world["providers"][0].id
+    client = login("analyst", "form-editor")
+    before = client.get(f"/providers/{provider_id}/edit").get_data(as_text=True)
+    assert 'value="suspended"' in before  # every status offered before the approval
+    service.approve(session, decision_id=proposed.id, actor=actor(world, "approver"))
+    page = client.get(f"/providers/{provider_id}/edit").get_data(as_text=True)
+    assert 'value="suspended"' not in page and 'value="candidate"' not in page
+    assert f"由采购决定 #{proposed.id} 批准，不能手动修改" in page
+    provider = session.get(Provider, provider_id)
+    refused = client.post(
+        f"/providers/{provider_id}/edit",
+        data={"legal_name": provider.legal_name, "status": "candidate", "version": provider.version},
+    )
+    assert refused.status_code == 422
+    assert f"#{proposed.id}" in refused.get_data(as_text=True)
