@@ -39,7 +39,7 @@ from flask_babel import force_locale
 from flask_babel import gettext as _
 from sqlmodel import Session, col, select
 
-from app.core import clock
+from app.core import clock, job_errors
 from app.core.clock import aware
 from app.core.errors import Conflict, InvalidInput, ServiceError
 from app.core.i18n import current_language
@@ -178,6 +178,19 @@ def _error_text(exc: BaseException) -> str:
     return text[:ERROR_LIMIT]
 
 
+def _with_error(progress: Any, parts: list[dict[str, Any]] | None) -> Any:
+    """The job's progress with its error's message ids and values (app.core.job_errors), when known."""
+    return {**(progress or {}), "error": parts} if parts else progress
+
+
+def error_text(job: Job) -> str | None:
+    """The job's error in the reader's language where its message ids were kept, else as it was stored."""
+    parts = job.progress.get("error") if isinstance(job.progress, dict) else None
+    if not job.error or not parts:
+        return job.error
+    return job_errors.render(parts)[:ERROR_LIMIT]
+
+
 def _actor(user: Any, session: Session) -> tuple[int | None, str]:
     if user is not None:
         return user.id, user.username
@@ -279,6 +292,7 @@ def enqueue(
         logger.exception("could not hand job %s to the queue", job.id)
         session.rollback()
         job.error = _("队列暂不可用，worker 启动时会重新排队：%(detail)s", detail=exc)
+        job.progress = _with_error(job.progress, job_errors.text_parts(job.error, current_language()))
         session.add(job)
         session.commit()
     session.refresh(job)
@@ -438,7 +452,9 @@ def execute_job(engine: sa.Engine, job_id: int, *, heartbeat_s: float = 10.0) ->
                 logger.exception("job %s (%s) failed", job_id, job.kind)
                 with _speaking(locale):
                     error = _error_text(exc)
-                _finish(engine, job_id, state=JobState.failed, error=error)
+                parts = job_errors.error_parts(exc, locale or "zh")  # to word it in each reader's language
+                said = {"progress": _with_error(job.progress, parts)} if parts else {}
+                _finish(engine, job_id, state=JobState.failed, error=error, **said)
                 return
         state = JobState.cancelled if _cancel_requested(engine, job_id) else JobState.succeeded
         _finish(engine, job_id, state=state, result=result)
@@ -471,6 +487,7 @@ def recover_jobs(engine: sa.Engine, *, app: Any, stale_after: timedelta) -> dict
             else:
                 job.state, job.error, job.finished_at = JobState.interrupted, reason, now
                 touched["interrupted"].append(job.id)
+            job.progress = _with_error(job.progress, job_errors.text_parts(job.error, current_language()))
             session.add(job)
         session.commit()
         huey = get_huey(app)

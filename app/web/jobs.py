@@ -111,7 +111,7 @@ def job_view(job: Job) -> dict[str, Any]:
         # a finished job's last progress note ("stored", "provider 12") says nothing more than its state
         "progress": ({**progress, "current": ""} if job.finished and progress else progress) or None,
         "percent": int(100 * progress.get("done", 0) / total) if total else (100 if job.finished else 0),
-        "error": job.error,
+        "error": jobs.error_text(job),  # in the reader's language (app.core.job_errors)
         "result": job.result,
         "provider_id": job.provider_id,
         "created_by": job.created_by_name,
