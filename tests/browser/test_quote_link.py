@@ -78,7 +78,7 @@ def test_an_analyst_requests_quotes_and_providers_answer_through_their_links(
     for box in page.locator("input[name=offer_ids]").all():
         box.check()
     page.click("#send-quote-requests")
-    expect(page.locator("#quote-requests-sent h2")).to_have_text("已生成 2 个询价链接")
+    expect(page.locator("#quote-requests-sent h2")).to_have_text("已生成询价链接：2 个")
     links = [field.input_value() for field in page.locator("#quote-requests-sent input[readonly]").all()]
     assert len(links) == 2 and all("/q/" in link for link in links)
     expect(page.locator("#quote-request-list .request-status")).to_have_text(["已发送", "已发送"])
