@@ -3,21 +3,24 @@ decisions, approve, return or reject one (four eyes: never the proposer)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from flask import Response, g, jsonify, request, url_for
+from flask import Response, current_app, g, jsonify, request, url_for
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.api import bp
 from app.api.body import json_object
 from app.api.routing import MAX_ID, api_route, created
+from app.cases import decision_document
 from app.cases import decisions as service
 from app.cases.cases import Actor
 from app.core.db import get_session
 from app.core.errors import from_validation_error
 from app.core.i18n import current_language
+from app.credentials.report_exports import Author
 from app.models.decisions import Decision
 from app.models.enums import Role
+from app.reports.pdf import renderer_for_settings
 
 CASE_DECISIONS = f"/cases/<int(max={MAX_ID}):case_id>/decisions"
 ONE = f"/decisions/<int(max={MAX_ID}):decision_id>"
@@ -199,35 +202,81 @@ def approve_decision(decision_id: int) -> Response:
     return _decide(decision_id, service.approve, optional=True)
 
 
-@api_route(
-    bp,
-    ONE + "/return",
-    "POST",
-    summary="退回采购决定 (return a decision with comments)",
-    role=Role.approver,
-    request_model=CommentIn,
-    response_model=DecisionPublic,
-    errors=(404, 409),
-    tags=("cases",),
-)
-def return_decision(decision_id: int) -> Response:
+def _closing(action: str, decide: Any, summary: str, description: str) -> Any:
+    """Register POST /decisions/<id>/<action> for an approver's closing decision (return or reject)."""
+
+    def view(decision_id: int) -> Response:
+        return _decide(decision_id, decide, optional=False)
+
+    view.__name__ = f"{action}_decision"
+    view.__doc__ = description
+    route = api_route(
+        bp,
+        f"{ONE}/{action}",
+        "POST",
+        summary=summary,
+        role=Role.approver,
+        request_model=CommentIn,
+        response_model=DecisionPublic,
+        errors=(404, 409),
+        tags=("cases",),
+    )
+    return route(view)
+
+
+return_decision = _closing(
+    "return",
+    service.return_decision,
+    "退回采购决定 (return a decision with comments)",
     """Body `{comment}`, required (422 without). Four eyes as for approval: never the proposer (403). A
-    returned decision is replaced by a fresh proposal."""
-    return _decide(decision_id, service.return_decision, optional=False)
+    returned decision is replaced by a fresh proposal.""",
+)
+reject_decision = _closing(
+    "reject",
+    service.reject,
+    "否决采购决定 (reject a decision)",
+    """Body `{comment}`, required (422 without). Four eyes as for approval: never the proposer (403). A
+    rejected decision stays rejected.""",
+)
+
+
+class DecisionPdfParams(BaseModel):
+    """The language of the decision document."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lang: Literal["zh", "en"] | None = Field(default=None, description="zh or en (default: the reader's)")
 
 
 @api_route(
     bp,
-    ONE + "/reject",
-    "POST",
-    summary="否决采购决定 (reject a decision)",
-    role=Role.approver,
-    request_model=CommentIn,
-    response_model=DecisionPublic,
-    errors=(404, 409),
+    ONE + "/pdf",
+    "GET",
+    summary="下载签名的采购决定书 (the signed decision document, PDF)",
+    role=Role.viewer,
+    query_model=DecisionPdfParams,
+    media_type="application/pdf",
+    errors=(404, 422),
     tags=("cases",),
 )
-def reject_decision(decision_id: int) -> Response:
-    """Body `{comment}`, required (422 without). Four eyes as for approval: never the proposer (403). A
-    rejected decision stays rejected."""
-    return _decide(decision_id, service.reject, optional=False)
+def decision_pdf(decision_id: int) -> Response:
+    """The decision document (comparison, chosen offers, conditions, risk acceptances, proposer and approver,
+    evidence snapshot hash) as a PDF with a PAdES signature, numbered and recorded as a report export. While
+    the decision is unchanged the same file comes back; the X-Report-SHA256 header carries its SHA-256."""
+    user = g.api_user
+    record = decision_document.decision_pdf(
+        get_session(),
+        decision_id=decision_id,
+        language=request.args.get("lang") or current_language(),
+        author=Author(id=user.id, name=user.username),
+        renderer=renderer_for_settings(current_app.config["GPUVET_SETTINGS"]),
+    )
+    return Response(
+        record.pdf_bytes,
+        mimetype="application/pdf",
+        headers={
+            "Content-Disposition": f'attachment; filename="{record.number}.pdf"',
+            "X-Report-SHA256": record.sha256,
+            "Cache-Control": "private, no-store",
+        },
+    )

@@ -196,7 +196,9 @@ def _success(op: Operation, refs: dict[Any, dict[str, str]]) -> dict[str, Any]:
     response: dict[str, Any] = {"description": op.summary}
     if op.status != 204:
         schema = refs[(op.response_model, "serialization")] if op.response_model else {"type": "object"}
-        response["content"] = {"application/json": {"schema": schema}}
+        if op.media_type != "application/json":
+            schema = {"type": "string", "format": "binary"}
+        response["content"] = {op.media_type: {"schema": schema}}
     if op.response_headers:
         response["headers"] = {name: RESPONSE_HEADERS[name] for name in op.response_headers}
     return response

@@ -34,6 +34,7 @@ class Operation:
     request_model: type[BaseModel] | None = None
     form_model: type[BaseModel] | None = None  # a multipart/form-data body (files as format: binary)
     response_model: type[BaseModel] | None = None
+    media_type: str = "application/json"  # the success body's type; any other is a file (a signed PDF)
     status: int = 200
     query_model: type[BaseModel] | None = None
     headers: tuple[str, ...] = ()
