@@ -230,3 +230,20 @@ def test_a_test_message_to_the_local_receiver_is_delivered(notify_app, session, 
         )
         delivery = notify_dispatch.send_test(session, hook)
     assert delivery.state == "delivered" and len(hooks.state.requests) == 1
+
+
+def test_the_address_is_checked_again_when_sending(notify_app, session, make_user, hooks):
+    from app.core import runtime_settings
+
+    base._configure(notify_app, fetch_allow_cidrs=())  # loopback admitted only by the settings page
+    make_user("checked", "viewer")
+    with notify_app.test_request_context():
+        runtime_settings.save(session, "fetch_allow_cidrs", "127.0.0.0/8", by="admin")
+        hook, _secret = notify_webhooks.create_webhook(
+            session, notify_app.config["GPUVET_SETTINGS"], url=hooks.url, user_id=_user_id(session, "checked")
+        )
+        runtime_settings.reset(session, "fetch_allow_cidrs")  # the allow list no longer admits it
+        delivery = notify_dispatch.send_test(session, hook)
+        shown = wording.shown(delivery.last_error)
+    assert delivery.state == "failed" and hooks.state.requests == []
+    assert "解析到 127.0.0.1（回环地址）" in shown and "出于安全原因拒绝访问" in shown
