@@ -56,14 +56,19 @@ def _page(
     return response
 
 
-@bp.route("/cases/<int:case_id>/quote-requests", methods=["GET", "POST"])
+@bp.get("/cases/<int:case_id>/quote-requests")
 @role_required(Role.analyst)
 def case_quote_requests(case_id: int) -> Any:
-    """Send requests for quotes; the new links are shown once, with each request's status below."""
+    """The case's offers to ask prices for (the leading eligible ones ticked) and each request's status."""
+    return _page(case_id, case_service.advise_case(get_session(), case_id=case_id))
+
+
+@bp.post("/cases/<int:case_id>/quote-requests")
+@role_required(Role.analyst)
+def case_quote_requests_send(case_id: int) -> Any:
+    """Send one link per provider of the ticked offers; the links are shown this once."""
     session = get_session()
     advice = case_service.advise_case(session, case_id=case_id)
-    if request.method == "GET":
-        return _page(case_id, advice)
     chosen = request.form.getlist("offer_ids")
     try:
         sent = service.request_quotes(
