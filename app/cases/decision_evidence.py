@@ -83,13 +83,12 @@ def finding_key(finding: Any) -> str:
     return f"{finding.rule_id}:{finding.subject}" if finding.subject else finding.rule_id
 
 
+# What the evidence keeps of a finding: what a re-check that found the same keeps the same.
+FINDING_FIELDS = ("rule_id", "subject", "severity", "red_flag")
+
+
 def _finding(finding: StoredFinding) -> dict[str, Any]:
-    return {
-        "rule_id": finding.rule_id,
-        "subject": finding.subject,
-        "severity": finding.severity,
-        "red_flag": finding.red_flag,
-    }
+    return {name: getattr(finding, name) for name in FINDING_FIELDS}
 
 
 def _providers(session: Session, provider_ids: list[int]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ The role is checked here, from the acting user's stored role: callers pass only 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date
+from datetime import date, datetime
 from typing import Annotated, Any
 
 from flask_babel import gettext as _
@@ -50,6 +50,8 @@ from app.reports.assemble import snapshot_sha256
 MAX_TEXT = 4000
 MAX_LIST = 200
 NEEDS_REAPPROVAL = "needs_reapproval"  # read from the term and the acceptances, never stored
+# What a risk acceptance copies from the finding it accepts (kept when later checks no longer list it).
+ACCEPTED_FINDING = ("provider_id", "rule_id", "subject", "severity", "message_zh", "message_en")
 
 
 def _clean(value: Any) -> Any:
@@ -157,17 +159,11 @@ def propose(session: Session, *, case_id: int, data: Mapping[str, Any], actor: A
         session.add(
             RiskAcceptance(
                 decision_id=decision.id,  # type: ignore[arg-type]
-                provider_id=finding.provider_id,
                 finding_id=finding.id,
-                rule_id=finding.rule_id,
-                subject=finding.subject,
-                severity=finding.severity,
-                message_zh=finding.message_zh,
-                message_en=finding.message_en,
-                reason=accepted.reason,
                 accepted_by_id=actor.id,
                 accepted_by_name=actor.name[:60],
-                until=accepted.until,
+                **accepted.model_dump(exclude={"finding_id"}),  # reason, until
+                **{name: getattr(finding, name) for name in ACCEPTED_FINDING},
             )
         )
     _commit(session)
@@ -282,26 +278,30 @@ def _decide(decision: Decision, actor: Actor, state: DecisionState, comment: str
     decision.decision_comment = comment
 
 
+# The decision's own fields its snapshot keeps as stored (the id lists copied, dates written out below).
+OWN_FIELDS = ("id", "case_id", "scope", "term_months", "justification", "single_source_reason")
+ID_LISTS = ("offer_ids", "provider_ids", "quote_ids")
+
+
+def _iso(value: Any) -> str | None:
+    """A date or a time (aware) as ISO text, None as None."""
+    return None if value is None else (aware(value) if isinstance(value, datetime) else value).isoformat()
+
+
 def own_fields(decision: Decision) -> dict[str, Any]:
     """The decision's own fields as frozen in its snapshot."""
-    return {
-        "id": decision.id,
-        "case_id": decision.case_id,
-        "offer_ids": list(decision.offer_ids),
-        "provider_ids": list(decision.provider_ids),
-        "quote_ids": list(decision.quote_ids),
-        "scope": decision.scope,
-        "term_months": decision.term_months,
-        "justification": decision.justification,
-        "single_source_reason": decision.single_source_reason,
-        "proposed_by": decision.proposed_by_name,
-        "proposed_at": aware(decision.proposed_at).isoformat(),  # type: ignore[union-attr]
-        "approved_by": decision.decided_by_name,
-        "approved_at": aware(decision.decided_at).isoformat() if decision.decided_at else None,  # type: ignore[union-attr]
-        "comment": decision.decision_comment,
-        "valid_from": decision.valid_from.isoformat() if decision.valid_from else None,
-        "valid_until": decision.valid_until.isoformat() if decision.valid_until else None,
-    }
+    fields = {name: getattr(decision, name) for name in OWN_FIELDS}
+    fields.update({name: list(getattr(decision, name)) for name in ID_LISTS})
+    fields.update(
+        proposed_by=decision.proposed_by_name,
+        proposed_at=_iso(decision.proposed_at),
+        approved_by=decision.decided_by_name,
+        approved_at=_iso(decision.decided_at),
+        comment=decision.decision_comment,
+        valid_from=_iso(decision.valid_from),
+        valid_until=_iso(decision.valid_until),
+    )
+    return fields
 
 
 def approve(session: Session, *, decision_id: int, actor: Actor, comment: Any = "") -> Decision:
@@ -403,8 +403,8 @@ def decision_dict(session: Session, decision: Decision, lang: str = "zh") -> dic
             {
                 "id": condition.id,
                 "text": condition.text,
-                "due_on": condition.due_on.isoformat() if condition.due_on else None,
-                "met_at": aware(condition.met_at).isoformat() if condition.met_at else None,  # type: ignore[union-attr]
+                "due_on": _iso(condition.due_on),
+                "met_at": _iso(condition.met_at),
                 "met_by": condition.met_by_name or None,
             }
             for condition in conditions_of(session, decision.id)  # type: ignore[arg-type]
