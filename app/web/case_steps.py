@@ -67,6 +67,11 @@ def _levels(_context: Any) -> list[tuple[str, Any]]:
     ]
 
 
+def _asked_after_a_choice(name: str, choices: Any, text: Any, help_text: Any) -> CaseField:
+    """A select that only one choice of another question calls for (blank: not applicable)."""
+    return CaseField(name, "select", choices, blank=_l("（不适用）"), width=6, text=text, help=help_text)
+
+
 STEP_TITLES = {
     "workload": _l("任务类型"),
     "compute": _l("算力规模"),
@@ -84,14 +89,8 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
     "workload": (
         CaseField("kind", "select", kind_choices, width=6, text=_l("GPU 用来做什么")),
         CaseField("title", width=6, text=_l("案例名称"), help=_l("留空则按任务类型和日期命名")),
-        CaseField(
-            "batch_kind",
-            "select",
-            _batch_kinds,
-            blank=_l("（不适用）"),
-            width=6,
-            text=_l("离线任务的类型"),
-            help=_l("只在选择“离线训练 / 渲染”时需要"),
+        _asked_after_a_choice(
+            "batch_kind", _batch_kinds, _l("离线任务的类型"), _l("只在选择“离线训练 / 渲染”时需要")
         ),
     ),
     "compute": (
@@ -277,14 +276,11 @@ STEP_FIELDS: dict[str, tuple[CaseField, ...]] = {
             text=_l("数据存放地要求"),
             help=_l("数据是否必须留在某个省份或中国大陆境内；按机房所在省份筛选套餐"),
         ),
-        CaseField(
+        _asked_after_a_choice(
             "residency_province",
-            "select",
             provinces_choices,
-            blank=_l("（不适用）"),
-            width=6,
-            text=_l("数据须留在的省份"),
-            help=_l("只在选择“须在指定省份内”时需要"),
+            _l("数据须留在的省份"),
+            _l("只在选择“须在指定省份内”时需要"),
         ),
     ),
 }
