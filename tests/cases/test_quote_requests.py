@@ -23,6 +23,7 @@ from tests.api.conftest import provider_payload
 from tests.cases.conftest import example
 from tests.cases.test_quotes import quote_values
 from tests.credentials.credit.conftest import png_bytes
+from tests.live_server import free_port
 
 OTHER = "另一家算力有限公司"
 
@@ -264,6 +265,38 @@ def test_a_hand_entered_quote_cannot_claim_the_link_channel(session, asking):
             user=None,
         )
     assert [error.field for error in excinfo.value.errors] == ["received_via"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_the_link_is_e_mailed_to_the_providers_contact_where_smtp_is_set(app, session, asking):
+    from aiosmtpd.controller import Controller
+
+    received: list[tuple[list[str], str]] = []
+
+    class Handler:
+        async def handle_DATA(self, server, smtp_session, envelope):
+            received.append((list(envelope.rcpt_tos), envelope.content.decode("utf-8", "replace")))
+            return "250 OK"
+
+    asking["first"].contact_email = "sales@example.cn"
+    session.add(asking["first"])
+    session.commit()
+    port = free_port()
+    controller = Controller(Handler(), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        update = {"smtp_host": "127.0.0.1", "smtp_port": port, "smtp_starttls": False}
+        app.config["GPUVET_SETTINGS"] = app.config["GPUVET_SETTINGS"].model_copy(
+            update={**update, "public_url": "https://gpuvet.example.cn"}
+        )
+        with app.app_context():
+            sent = _request(session, asking, [*asking["first_offers"], *asking["second_offers"]])
+    finally:
+        controller.stop()
+    assert [item.mailed for item in sent] == [True, False]  # the second provider has no address
+    assert sent[0].url.startswith("https://gpuvet.example.cn/q/")
+    assert len(received) == 1 and received[0][0] == ["sales@example.cn"]
+    assert _events(session, sent[0].invitation.id) == ["created"]
 
 
 # ---------------------------------------------------------------- the request page
