@@ -244,7 +244,7 @@ def check_coverage(
             Reason(
                 "licence.foreign_invested",
                 f"{licence.number} 是“合字”（外商投资）许可证，IDC / 云业务对外资有限制，须人工复核",
-                f"{licence.number} is a foreign-invested (合字) licence; IDC and cloud business is "
+                f"{licence.number} is a foreign-invested licence; IDC and cloud business is "
                 "restricted for foreign investment and needs a manual review",
             )
         )

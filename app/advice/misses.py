@@ -121,7 +121,7 @@ LABELS = {
     "gpu.memory": ("显存", "GPU memory"),
     "latency.budget": ("用户往返时延", "user round trip"),
     "compliance.iso27001": ("ISO 27001", "ISO 27001"),
-    "compliance.dengbao": ("等保级别", "等保 (MLPS) level"),
+    "compliance.dengbao": ("等保级别", "MLPS level"),
     "bandwidth.shared": ("公网带宽", "public bandwidth"),
     "residency.province": ("机房省份", "datacenter province"),
 }

@@ -33,16 +33,18 @@ CASES = sorted(path.stem for path in EXAMPLES.glob("*.json"))
 # 97 such offers per case are marked to measure RDMA first; in distributed training they rank on the measured
 # intranet, 97 of them then too slow), and the too-slow reason wrote its transport as TCP / RoCE / InfiniBand;
 # then when checklist entries said whether their command is gpuvet's own (issue 27: shown to analysts only)
-# and the measure-first note stopped quoting the bench command (checked: nothing else in the advice changed).
+# and the measure-first note stopped quoting the bench command (checked: nothing else in the advice changed);
+# then when English texts stopped quoting Chinese terms (MLPS, not 等保; issue 27 item 10) and the checklist
+# commands named their placeholders in upper-case English (checked by diff: only those texts changed).
 GOLDEN = {
-    ("distributed_training", 0.3): "0571cdce1ca7ad7b741567daa1f691a655c49af63456b4afb377e74aaf7d2aad",
-    ("distributed_training", 1.0): "3ecadde325676693e8b4f1363af742a60e38a9558b21f608f64bba34a89a843e",
-    ("interactive_inference", 0.3): "3e7726e5b52ab9079f0d68a85638cd6d216196109357230faf7440372a7547d3",
-    ("interactive_inference", 1.0): "194d92f03c3e42663c6894301af203bfba34a746f2c3e90beb51e2a97be93db3",
-    ("offline_batch", 0.3): "3ee88d4e4b62cd7600190807af7b6d0ce158295ae3504af662b08d923abc084c",
-    ("offline_batch", 1.0): "b9436295eb9f1b5f746c8a2ac64dafd98f10a79968760e697ddad45a60b2887d",
-    ("single_node_training", 0.3): "119e86a9639fc267427eeb6efc6da8f5be2b411b8aadd78babe5db10811cf68e",
-    ("single_node_training", 1.0): "3fb17c6d85a28a67d9601027eaf76a08c040f9fdf1943bf97f133186a8a37d8b",
+    ("distributed_training", 0.3): "f9b3b30624748a1199a17a040dcc4c3ff1ab032df7cfbed586a05db8410f6699",
+    ("distributed_training", 1.0): "d12dba86fb1583ff2c32eb25665d979ec27b3be601ea991a87651355bd20ea56",
+    ("interactive_inference", 0.3): "cdf487bf4ee4a5c7a230fb0fd0ac66fd45ab8bc596817c67bb84c32935be2f9d",
+    ("interactive_inference", 1.0): "28d95fc6702adc0879ec16d20056e756328c1a582f4e4eb2082901790bb23156",
+    ("offline_batch", 0.3): "373a4e4d77c9acb2a58e459f00bcfccfd40027882359f4fbb2efe3e9a8b790d6",
+    ("offline_batch", 1.0): "9ebca3da955045c6a45ef603e6ae7a482849fa94be438bb47b1e038a556df77a",
+    ("single_node_training", 0.3): "edb058b4e9f47f6917674b9a02c9d800b0f50dbb00f11540d88e435be052dc66",
+    ("single_node_training", 1.0): "641bd0629d534965ea094fbe7779e9377303ebab663d66ce78283ebb6cb57c03",
 }
 
 

@@ -203,7 +203,7 @@ def _compliance_reason(a: Assessment, ctx: Context) -> Reason:
     return Reason(
         "compliance",
         f"ISO 27001：{'有' if provider.iso27001 else '无记录'}；等保：{f'{level} 级' if level else '无记录'}",
-        f"ISO 27001: {'yes' if provider.iso27001 else 'none on record'}; 等保 (MLPS): "
+        f"ISO 27001: {'yes' if provider.iso27001 else 'none on record'}; MLPS: "
         f"{f'level {level}' if level else 'none on record'}",
     )
 

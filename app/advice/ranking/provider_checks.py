@@ -233,6 +233,6 @@ def _dengbao(scope: Scope, wanted: int, recorded: bool) -> None:
     scope.exclude(
         "compliance.dengbao",
         f"你要求等保 {wanted} 级及以上，该供应商为{have}",
-        f"you require 等保 (MLPS) level {wanted} or above; this provider has {have_en}",
+        f"you require MLPS level {wanted} or above; this provider has {have_en}",
         source=CLAIMED,
     )

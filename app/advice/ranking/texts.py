@@ -43,7 +43,7 @@ CONFIRM_TEXTS = {
         "登记中没有该供应商的 ISO 27001 记录",
         "the registry holds no ISO 27001 record for this provider",
     ),
-    "dengbao": ("登记中没有该供应商的等保记录", "the registry holds no 等保 (MLPS) record for this provider"),
+    "dengbao": ("登记中没有该供应商的等保记录", "the registry holds no MLPS record for this provider"),
 }
 
 
