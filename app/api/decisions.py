@@ -271,12 +271,6 @@ def decision_pdf(decision_id: int) -> Response:
         author=Author(id=user.id, name=user.username),
         renderer=renderer_for_settings(current_app.config["GPUVET_SETTINGS"]),
     )
-    return Response(
-        record.pdf_bytes,
-        mimetype="application/pdf",
-        headers={
-            "Content-Disposition": f'attachment; filename="{record.number}.pdf"',
-            "X-Report-SHA256": record.sha256,
-            "Cache-Control": "private, no-store",
-        },
-    )
+    headers = {"X-Report-SHA256": record.sha256, "Cache-Control": "private, no-store"}
+    headers["Content-Disposition"] = f'attachment; filename="{record.number}.pdf"'
+    return Response(record.pdf_bytes, mimetype="application/pdf", headers=headers)
