@@ -16,7 +16,8 @@
         option.disabled = !shown;
         if (shown && option.value && !first) { first = option; }
       });
-      if (words && first && (select.selectedIndex < 0 || select.options[select.selectedIndex].hidden)) {
+      var current = select.selectedIndex < 0 ? null : select.options[select.selectedIndex];
+      if (words && first && (!current || current.hidden || !current.value)) {
         first.selected = true;
       }
     });

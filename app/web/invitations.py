@@ -162,6 +162,14 @@ def invitation_list() -> Any:
     return html, (422 if errors else 200)
 
 
+def _form_worded(errors: list[FieldError], data: dict[str, str]) -> list[FieldError]:
+    """The service's errors, its "provider_id or legal_name" said with the form's words instead."""
+    if ("provider_id" in data) != ("legal_name" in data):
+        return errors
+    message = _("请选择已登记的供应商，或填写新供应商的企业名称（二者选一）")
+    return [FieldError("", message) if not error.field else error for error in errors]
+
+
 @bp.route("/invitations/new", methods=["GET", "POST"])
 @role_required(Role.analyst)
 def invitation_new() -> Any:
@@ -190,7 +198,7 @@ def invitation_new() -> Any:
             session, data=data, actor_id=current_user.id, actor_name=current_user.username
         )
     except ServiceError as exc:
-        return page(form=form, errors=exc.errors, created=None), exc.status
+        return page(form=form, errors=_form_worded(exc.errors, data), created=None), exc.status
     return page(form={}, errors=[], created=created)
 
 

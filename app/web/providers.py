@@ -44,8 +44,8 @@ SORT_LABELS = {
     "updated": _l("最早修改"),
     "province": _l("省份"),
     "status": _l("状态"),
-    "verdict": _l("核查结论：最差在前"),
-    "-verdict": _l("核查结论：最好在前"),
+    "verdict": _l("结论 差→好"),
+    "-verdict": _l("结论 好→差"),
 }
 
 

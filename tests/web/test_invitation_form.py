@@ -86,3 +86,13 @@ def test_submit_asks_for_confirmation_and_network_storage_offers_no_local_disk(a
         done = client.post(f"/d/{token}", data={**COMPLETE, "action": "submit"})
         session.refresh(invitation)
         assert done.status_code == 200 and invitation.status == "submitted"
+
+
+def test_neither_or_both_is_said_in_the_forms_words(login, session):
+    chosen = create_provider(session, data={"legal_name": "北京丁算力有限公司"})
+    client = login("analyst")
+    for data in ({}, {"provider_id": str(chosen.id), "legal_name": "杭州戊算力有限公司"}):
+        refused = client.post("/invitations/new", data=data)
+        assert refused.status_code == 422
+        text = _soup(refused).select_one("#form-errors").get_text()
+        assert "二者选一" in text and "provider_id" not in text and "legal_name" not in text
