@@ -183,9 +183,11 @@ def decision_evidence_for(session: Session, case_id: int, chosen: rules.Chosen, 
     )
 
 
-def get_decision(session: Session, *, decision_id: int) -> Decision:
-    """One decision, or NotFound."""
-    return get_or_404(session, Decision, decision_id, _("采购决定 %(id)s 不存在", id=decision_id), field="id")
+def get_decision(session: Session, *, decision_id: int, lock: bool = False) -> Decision:
+    """One decision, or NotFound; `lock`: read afresh and lock its row until the commit (PostgreSQL)."""
+    options = {"with_for_update": True, "populate_existing": True} if lock else {}
+    message = _("采购决定 %(id)s 不存在", id=decision_id)
+    return get_or_404(session, Decision, decision_id, message, field="id", **options)
 
 
 def list_decisions(session: Session, *, case_id: int | None = None, limit: int = MAX_LIST) -> list[Decision]:
@@ -247,7 +249,9 @@ def _decider(session: Session, decision: Decision, actor: Actor) -> None:
 
 
 def _pending(session: Session, decision_id: int, actor: Actor) -> Decision:
-    decision = get_decision(session, decision_id=decision_id)
+    """The decision awaiting this actor's decision, its row locked until the commit (PostgreSQL): of two
+    approvers deciding at once, the second finds it decided."""
+    decision = get_decision(session, decision_id=decision_id, lock=True)
     _decider(session, decision, actor)
     if decision.state != DecisionState.proposed:
         raise Conflict(

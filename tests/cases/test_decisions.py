@@ -504,3 +504,17 @@ def test_the_edit_form_shows_the_decided_status_read_only(session, world, propos
     )
     assert refused.status_code == 422
     assert f"#{proposed.id}" in refused.get_data(as_text=True)
+
+
+def test_a_decision_decided_meanwhile_is_read_afresh(session, world, proposed):
+    from sqlmodel import Session
+
+    stale = service.get_decision(session, decision_id=proposed.id)
+    session.commit()  # this session keeps the object as it read it (expire_on_commit is off)
+    with Session(session.get_bind(), expire_on_commit=False) as other:
+        service.approve(other, decision_id=proposed.id, actor=actor(world, "approver"))
+    assert stale.state == DecisionState.proposed  # the stale copy still says proposed
+    with pytest.raises(Conflict) as excinfo:
+        service.approve(session, decision_id=proposed.id, actor=actor(world, "admin"))
+    assert fields(excinfo) == ["state"]
+    assert stale.state == DecisionState.approved and stale.decided_by_name == "approver-user"
