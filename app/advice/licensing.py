@@ -15,7 +15,7 @@ from datetime import date
 from app.advice import cities
 from app.advice.facts import LicenceFacts
 from app.advice.reasons import Reason
-from app.core import provinces
+from app.core import provinces, vocabulary
 
 IDC_ITEM = "B11"
 VALID_STATUS = "正常"
@@ -58,7 +58,8 @@ def _valid_on(licence: LicenceFacts, today: date) -> bool:
 def _why_invalid(licence: LicenceFacts, today: date) -> tuple[str, str]:
     """Why a licence is not in force, in Chinese and English."""
     if licence.status != VALID_STATUS:
-        return f"{licence.number} 状态为“{licence.status}”", f"{licence.number} has status {licence.status}"
+        english = vocabulary.label(licence.status, "en", kind="licence_status")
+        return f"{licence.number} 状态为“{licence.status}”", f"{licence.number} has status {english}"
     if licence.expires_on is not None and licence.expires_on < today:
         return (
             f"{licence.number} 已于 {licence.expires_on.isoformat()} 到期",
@@ -216,7 +217,7 @@ def check_coverage(
                         "licence.no_cloud_scope",
                         f"这是弹性云主机，但许可证 {licence.number} 的 B11 范围注明不含互联网资源协作服务",
                         f"this is an elastic cloud offer, but licence {licence.number} excludes "
-                        "互联网资源协作服务 (resource collaboration) from its B11 scope",
+                        "Internet resource collaboration services from its B11 scope",
                     ),
                     licence.number,
                 )
@@ -226,7 +227,7 @@ def check_coverage(
                     "licence.cloud_scope_unknown",
                     f"这是弹性云主机，登记中没有说明许可证 {licence.number} 的 B11 是否含互联网资源协作服务",
                     f"this is an elastic cloud offer; the record does not say whether {licence.number}'s B11 "
-                    "includes 互联网资源协作服务 (resource collaboration)",
+                    "includes Internet resource collaboration services",
                 ),
                 licence.number,
             )

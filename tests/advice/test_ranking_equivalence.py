@@ -34,17 +34,18 @@ CASES = sorted(path.stem for path in EXAMPLES.glob("*.json"))
 # intranet, 97 of them then too slow), and the too-slow reason wrote its transport as TCP / RoCE / InfiniBand;
 # then when checklist entries said whether their command is gpuvet's own (issue 27: shown to analysts only)
 # and the measure-first note stopped quoting the bench command (checked: nothing else in the advice changed);
-# then when English texts stopped quoting Chinese terms (MLPS, not 等保; issue 27 item 10) and the checklist
-# commands named their placeholders in upper-case English (checked by diff: only those texts changed).
+# then when English texts stopped quoting Chinese terms (MLPS, not 等保; a licence's status and the cloud
+# scope in English; issue 27 item 10) and the checklist commands named their placeholders in upper-case
+# English (checked by diff: only those texts changed).
 GOLDEN = {
-    ("distributed_training", 0.3): "f9b3b30624748a1199a17a040dcc4c3ff1ab032df7cfbed586a05db8410f6699",
-    ("distributed_training", 1.0): "d12dba86fb1583ff2c32eb25665d979ec27b3be601ea991a87651355bd20ea56",
-    ("interactive_inference", 0.3): "cdf487bf4ee4a5c7a230fb0fd0ac66fd45ab8bc596817c67bb84c32935be2f9d",
-    ("interactive_inference", 1.0): "28d95fc6702adc0879ec16d20056e756328c1a582f4e4eb2082901790bb23156",
-    ("offline_batch", 0.3): "373a4e4d77c9acb2a58e459f00bcfccfd40027882359f4fbb2efe3e9a8b790d6",
-    ("offline_batch", 1.0): "9ebca3da955045c6a45ef603e6ae7a482849fa94be438bb47b1e038a556df77a",
-    ("single_node_training", 0.3): "edb058b4e9f47f6917674b9a02c9d800b0f50dbb00f11540d88e435be052dc66",
-    ("single_node_training", 1.0): "641bd0629d534965ea094fbe7779e9377303ebab663d66ce78283ebb6cb57c03",
+    ("distributed_training", 0.3): "9b627b50ce6c8b369578125a2aae5496a4ef02e2a6740c7266367d58696a4a88",
+    ("distributed_training", 1.0): "e7c0044ac41a76682e362421ae957c5abadddcaf17e37715fbbe6d7cc523d2fb",
+    ("interactive_inference", 0.3): "9c7f858b08604d16a94962bd006054d9358a108ecdefe00aff3a251134d13882",
+    ("interactive_inference", 1.0): "1ee4eb32eaf51f430cbae27b4b8b4484807710c3830f0455042e26acf5ca7e31",
+    ("offline_batch", 0.3): "62df455997de1391fb2421fa4b9a39bc7b2075570ac4da1ce040ea9d70f433b2",
+    ("offline_batch", 1.0): "a2503de25596be503190b725fe98f5841f6a8ce9ad61ff962370b9c5d8ee6de8",
+    ("single_node_training", 0.3): "76bbf8e2a2246fe0d103b826b46b8775119d3e12c18520fe99d10abfd40b81b5",
+    ("single_node_training", 1.0): "621b9e0997f50b0794a784d047aae1a7fc7007e8ac4629ee76fd1ccaae0d08c8",
 }
 
 
