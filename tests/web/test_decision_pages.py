@@ -200,3 +200,47 @@ def test_the_pdf_link_hands_out_the_signed_export(app, session, arranged):
     assert viewer.get(f"/decisions/{decision.id}/pdf?lang=fr").status_code == 422
     assert viewer.get("/decisions/999999").status_code == 404
     assert viewer.get("/decisions/999999/pdf").status_code == 404
+
+
+def test_changed_evidence_and_a_licence_flag_are_named_with_a_link_to_propose_again(app, session, arranged):
+    for index in range(3):
+        quote(session, arranged, index)
+    analyst = signed_in(app, "analyst-user")
+    analyst.post(f"/cases/{arranged['case'].id}/decisions/new", data=form(arranged, 0, term_months="7"))
+    decision = session.exec(select(Decision)).one()
+    check_run(session, arranged["providers"][0].id, ("licence_scope", "blocker", 2))  # after the proposal
+    page = signed_in(app, "approver-user").get(f"/decisions/{decision.id}").get_data(as_text=True)
+    changed = page.split('id="evidence-changed"', 1)[1].split("</ul>", 1)[0]
+    assert f"供应商 {NAMES[0]} 新增未解决的发现 licence_scope:licence:1" in changed  # what changed, in words
+    why = page.split('id="why-not"', 1)[1].split("</ul>", 1)[0]
+    assert "许可证红旗 2" in why and "licence_scope 的中文说明" in why and "证据已变化" in why
+    assert re.search(r'id="approve"[^>]*disabled', page)
+    again = analyst.get(f"/decisions/{decision.id}").get_data(as_text=True)
+    link = re.search(r'id="propose-again" href="([^"]+)"', again).group(1).replace("&amp;", "&")
+    assert link == f"/cases/{arranged['case'].id}/decisions/new?from={decision.id}"
+    prefilled = analyst.get(link).get_data(as_text=True)
+    assert 'id="f-term_months" value="7"' in prefilled and "交付后 30 天内复测内网带宽" in prefilled
+    assert re.search(
+        rf'value="{arranged["offers"][0].id}" id="f-offer-{arranged["offers"][0].id}" checked', prefilled
+    )
+
+
+def test_an_approved_decision_past_its_term_says_it_needs_approving_again(app, session, arranged):
+    from datetime import date
+
+    from tests.cases.test_decisions import at
+
+    for index in range(3):
+        quote(session, arranged, index, days=400)
+    signed_in(app, "analyst-user").post(
+        f"/cases/{arranged['case'].id}/decisions/new", data=form(arranged, 0, term_months="1")
+    )
+    decision = session.exec(select(Decision)).one()
+    signed_in(app, "approver-user").post(f"/decisions/{decision.id}/decide", data={"action": "approve"})
+    session.refresh(decision)
+    later = decision.valid_until.toordinal() + 1
+    with at(date.fromordinal(later)):
+        page = signed_in(app, "viewer-user").get(f"/decisions/{decision.id}").get_data(as_text=True)
+        case_page = signed_in(app, "analyst-user").get(f"/cases/{arranged['case'].id}").get_data(as_text=True)
+    assert 'id="needs-reapproval"' in page and "须重新审批" in page
+    assert "须重新审批" in case_page.split('id="decisions"', 1)[1]
