@@ -171,6 +171,8 @@ def _back_link(record: ExportRecord) -> tuple[str, str]:
         return url_for("web.provider_reports", provider_id=record.provider_id), _("返回报告列表")
     if record.kind == ReportKind.case and service.cases_available():
         return url_for("web.case_reports", case_id=record.subject_id), _("返回报告列表")
+    if record.kind == ReportKind.decision:
+        return url_for("web.decision_detail", decision_id=record.subject_id), _("返回采购决定")
     return url_for("web.providers"), _("返回")
 
 

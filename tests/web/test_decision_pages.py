@@ -197,6 +197,10 @@ def test_the_pdf_link_hands_out_the_signed_export(app, session, arranged):
     assert response.status_code == 302 and response.headers["Location"].endswith(f"/reports/{record.id}.pdf")
     assert record.kind == "decision" and record.language == "en"
     assert viewer.get(response.headers["Location"]).data[:5] == b"%PDF-"
+    html = viewer.get(f"/reports/{record.id}").get_data(
+        as_text=True
+    )  # the export as HTML: back to the decision
+    assert f'href="/decisions/{decision.id}"' in html and record.number in html
     assert viewer.get(f"/decisions/{decision.id}/pdf?lang=fr").status_code == 422
     assert viewer.get("/decisions/999999").status_code == 404
     assert viewer.get("/decisions/999999/pdf").status_code == 404
