@@ -21,14 +21,14 @@ STORAGE_NAMES = {
     "parallel_fs": ("并行文件系统", "parallel file system"),
     "unknown": ("未知", "unknown"),
 }
+# What stands for an answer the buyer gave in words: not sure of a figure, data kept in mainland China.
+ANSWER_NAMES = {"not_sure": ("不确定", "not sure"), "mainland": ("中国大陆境内", "mainland China")}
 VALUE_NAMES = {
     "required": ("需要", "required"),
     "recommended": ("建议", "recommended"),
     "not_needed": ("不需要", "not needed"),
-    "not_sure": ("不确定", "not sure"),
-    "mainland": ("中国大陆境内", "mainland China"),
     **STORAGE_NAMES,
-}
+} | ANSWER_NAMES
 
 
 def storage_name(kind: str, lang: str) -> str:
@@ -99,8 +99,6 @@ class Needs:
     latency_budget_ms: float | None = None
     model_time_ms: float | None = None
     target_step_s: float | None = None
-    step_unknown: bool = False  # the buyer is not sure of the step time: offers are marked, not excluded
-    sync_share: float = 0.3
     gradient_bytes: float | None = None
     allreduce_bytes: float | None = None
     sync_budget_s: float | None = None
@@ -108,14 +106,16 @@ class Needs:
     rdma_required: bool = False
     rdma_recommended: bool = False
     upload_s: float | None = None
-    uplink_unknown: bool = False  # the buyer is not sure of the office uplink
-    residency: str = "none"  # where the data must stay: "none", "mainland" or "province"
-    residency_province: str | None = None
     dataset_gb: float | None = None
     checkpoint_gb: float | None = None
     checkpoint_write_mb_s: float | None = None
     read_iops: float | None = None
     read_mb_s: float | None = None
+    step_unknown: bool = False  # the buyer is not sure of the step time: offers are marked, not excluded
+    sync_share: float = 0.3
+    uplink_unknown: bool = False  # the buyer is not sure of the office uplink
+    residency: str = "none"  # where the data must stay: "none", "mainland" or "province"
+    residency_province: str | None = None
     storage_fit: dict[str, float] = field(default_factory=dict)
     quantities: list[Quantity] = field(default_factory=list)
 
