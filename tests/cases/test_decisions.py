@@ -518,3 +518,24 @@ def test_a_decision_decided_meanwhile_is_read_afresh(session, world, proposed):
         service.approve(session, decision_id=proposed.id, actor=actor(world, "admin"))
     assert fields(excinfo) == ["state"]
     assert stale.state == DecisionState.approved and stale.decided_by_name == "approver-user"
+
+
+def test_the_approval_reads_in_words_in_the_history(app, session, world, proposed):
+    from flask_babel import force_locale
+
+    from app.web import history
+
+    service.approve(session, decision_id=proposed.id, actor=actor(world, "approver"), comment="同意")
+    entry = session.exec(
+        select(AuditEntry).where(
+            AuditEntry.entity == "decision",
+            AuditEntry.entity_id == proposed.id,
+            AuditEntry.action == "update",
+        )
+    ).one()
+    with app.test_request_context("/"), force_locale("en"):
+        shown = {str(change.label): (change.before, change.after) for change in history.describe(entry)}
+    assert shown["State"] == ("Awaiting approval", "Approved")
+    assert shown["Decided by"][1] == "approver-user" and shown["Approver's comment"][1] == "同意"
+    assert "snapshot" not in entry.changes  # the frozen snapshot stays in its row, its hash is audited
+    assert entry.changes["snapshot_sha256"][1] == session.get(type(proposed), proposed.id).snapshot_sha256
