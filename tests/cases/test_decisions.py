@@ -539,3 +539,24 @@ def test_the_approval_reads_in_words_in_the_history(app, session, world, propose
     assert shown["Decided by"][1] == "approver-user" and shown["Approver's comment"][1] == "同意"
     assert "snapshot" not in entry.changes  # the frozen snapshot stays in its row, its hash is audited
     assert entry.changes["snapshot_sha256"][1] == session.get(type(proposed), proposed.id).snapshot_sha256
+
+
+def test_an_eligible_candidate_may_be_chosen_without_a_quote(demo_loaded):
+    session = demo_loaded
+    analyst = users.create_user(
+        session, username="candidate-analyst", password="correct horse battery", role="analyst"
+    )
+    owner = cases.Actor(analyst.id, analyst.username)
+    case = cases.create_case(session, answers=example("offline_batch"), owner=owner)
+    ranked = cases.advise_case(session, case_id=case.id).ranked
+    eligible = [ranked.table.offers[int(row)] for row in ranked.eligible_rows]
+    clean = [offer for offer in eligible if not open_findings(session, offer.provider.id)]
+    assert clean, "the demo data has an eligible offer of a provider without open findings"
+    eligible_ids = {offer.id for offer in eligible}
+    other = session.exec(select(Offer).where(Offer.id.not_in(eligible_ids)).order_by(Offer.id)).first()
+    data = body({"offers": [clean[0], other]}, 0, single_source_reason="只有这一家符合要求")
+    decision = service.propose(session, case_id=case.id, data=data, actor=owner)
+    assert decision.offer_ids == [clean[0].id] and decision.quote_ids == []
+    with pytest.raises(InvalidInput) as excinfo:
+        service.propose(session, case_id=case.id, data=body({"offers": [clean[0], other]}, 1), actor=owner)
+    assert fields(excinfo) == ["offer_ids[0]"]
