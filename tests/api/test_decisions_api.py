@@ -3,7 +3,6 @@ roles, four eyes and the one error shape."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -13,11 +12,10 @@ from app.cases import cases
 from app.core import clock
 from app.core.audit import set_actor
 from app.models import AuditEntry, Offer, Provider
-from app.models.quotes import Quote
 from app.registry import providers as provider_service
 from tests.api.conftest import assert_error_shape, provider_payload
 from tests.cases.conftest import example
-from tests.cases.test_decisions import check_run
+from tests.cases.test_decisions import add_quote, check_run
 
 
 @pytest.fixture
@@ -31,18 +29,8 @@ def quoted(session) -> dict[str, Any]:
             session, data=provider_payload(legal_name=name, uscc=None)
         )
         offer = session.exec(select(Offer).where(Offer.provider_id == provider.id).order_by(Offer.id)).first()
-        session.add(
-            Quote(
-                case_id=case.id,
-                provider_id=provider.id,
-                offer_id=offer.id,
-                received_via="phone",
-                price_month_cny=50_000,
-                valid_until=clock.business_today() + timedelta(days=20),
-            )
-        )
+        add_quote(session, case.id, offer, days=20, price=9.5)
         offers.append(offer)
-    session.commit()
     return {"case_id": case.id, "offers": offers}
 
 

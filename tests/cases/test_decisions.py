@@ -61,19 +61,18 @@ def actor(world: dict[str, Any], role: str) -> cases.Actor:
     return cases.Actor(user.id, user.username)
 
 
-def quote(session, world, index: int, *, days: int = 30, price: float = 10.0) -> Quote:
-    """A quote of provider `index` for its first offer, valid for `days` more days (negative: expired)."""
-    row = Quote(
-        case_id=world["case"].id,
-        provider_id=world["providers"][index].id,
-        offer_id=world["offers"][index].id,
-        received_via="email",
-        price_gpu_hour_cny=price,
-        valid_until=clock.business_today() + timedelta(days=days),
-    )
+def add_quote(session, case_id: int, offer: Offer, *, days: int = 30, price: float = 10.0) -> Quote:
+    """A quote for the offer, valid for `days` more days (negative: expired)."""
+    row = Quote(case_id=case_id, provider_id=offer.provider_id, offer_id=offer.id, received_via="email")
+    row.price_gpu_hour_cny, row.valid_until = price, clock.business_today() + timedelta(days=days)
     session.add(row)
     session.commit()
     return row
+
+
+def quote(session, world, index: int, *, days: int = 30, price: float = 10.0) -> Quote:
+    """A quote of provider `index` for its first offer."""
+    return add_quote(session, world["case"].id, world["offers"][index], days=days, price=price)
 
 
 def check_run(session, provider_id: int, *findings: tuple[str, str, int | None]) -> list[StoredFinding]:
