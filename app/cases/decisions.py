@@ -45,6 +45,7 @@ from app.models import Provider, User
 from app.models.decisions import Decision, DecisionCondition, DecisionState, RiskAcceptance
 from app.models.enums import ROLE_RANK, ProviderStatus, Role
 from app.models.fields import multi_line
+from app.registry.providers import atomic
 from app.reports.assemble import snapshot_sha256
 
 MAX_TEXT = 4000
@@ -119,6 +120,7 @@ def _commit(session: Session) -> None:
         raise
 
 
+@atomic
 def propose(session: Session, *, case_id: int, data: Mapping[str, Any], actor: Actor) -> Decision:
     """Check and store a proposed decision with its conditions and risk acceptances (one transaction).
 
@@ -242,7 +244,7 @@ def effective_state(
 def _decider(session: Session, decision: Decision, actor: Actor) -> None:
     """Refuse anyone but a second person with the approver or admin role."""
     user = session.get(User, actor.id) if actor.id is not None else None
-    if user is None or ROLE_RANK[Role(user.role)] < ROLE_RANK[Role.approver]:
+    if user is None or not user.active or ROLE_RANK[Role(user.role)] < ROLE_RANK[Role.approver]:
         raise rules.Forbidden(_("只有审批人（approver）或管理员可以审批采购决定"), field="")
     if decision.proposed_by_id is not None and decision.proposed_by_id == actor.id:
         raise rules.Forbidden(_("四眼原则：提议人不能审批自己提议的采购决定，请由另一位审批人处理"), field="")
@@ -308,6 +310,7 @@ def own_fields(decision: Decision) -> dict[str, Any]:
     return fields
 
 
+@atomic
 def approve(session: Session, *, decision_id: int, actor: Actor, comment: Any = "") -> Decision:
     """Approve a proposed decision (a second person, approver or admin): the evidence must be unchanged and
     every risk acceptance still hold; freezes the snapshot, starts the term, sets the providers approved."""
@@ -355,11 +358,13 @@ def approve(session: Session, *, decision_id: int, actor: Actor, comment: Any = 
     return decision
 
 
+@atomic
 def return_decision(session: Session, *, decision_id: int, actor: Actor, comment: Any) -> Decision:
     """Send a proposed decision back with comments (required); a fresh proposal replaces it."""
     return _close(session, decision_id, actor, comment, DecisionState.returned)
 
 
+@atomic
 def reject(session: Session, *, decision_id: int, actor: Actor, comment: Any) -> Decision:
     """Reject a proposed decision for good, saying why (required)."""
     return _close(session, decision_id, actor, comment, DecisionState.rejected)

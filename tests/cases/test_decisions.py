@@ -345,6 +345,12 @@ def test_only_approvers_and_admins_decide(session, world, proposed):
         assert "审批人" in text(excinfo)
     with pytest.raises(Forbidden):
         service.reject(session, decision_id=proposed.id, actor=cases.Actor(None, "cli"), comment="不行")
+    approver = world["people"]["approver"]
+    approver.active = False  # a deactivated approver decides nothing
+    session.commit()
+    with pytest.raises(Forbidden):
+        service.approve(session, decision_id=proposed.id, actor=actor(world, "approver"))
+    assert service.get_decision(session, decision_id=proposed.id).state == DecisionState.proposed
 
 
 def test_the_approver_approves_and_the_snapshot_is_frozen(session, world):
