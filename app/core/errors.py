@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,17 +126,24 @@ def _shown(value: object) -> str:
     return str(value)
 
 
+# Labels a choice's values (values, kind or None) -> their labels in the current language, or None when no
+# kind lists them. app.core.vocabulary, a layer above, installs itself here when it is imported (pages, API).
+_LABELLER: list[Callable[[list[str], str | None], list[str] | None]] = []
+
+
+def use_labels(labeller: Callable[[list[str], str | None], list[str] | None]) -> None:
+    """Word choice errors with `labeller` (app.core.vocabulary's labels)."""
+    _LABELLER[:] = [labeller]
+
+
 def accepted(values: Iterable[Any], kind: str | None = None) -> str:
     """The values a choice accepts as the reader reads them. On a page or in an API answer each one's label in
     the current language (from `kind`, else from the vocabulary kind that lists them all); values no kind
     lists (sort keys, formats), and all of them outside a request (the CLI reads typed values), as they are
     typed. Joined in the language's way, never with an English "or" on a Chinese page."""
-    from app.core import vocabulary  # the labels: read only when an error is worded
-
     values = [str(getattr(value, "value", value)) for value in values]
-    kind = (kind or vocabulary.kind_listing(values)) if has_request_context() else None
-    shown = [vocabulary.label(value, kind=kind) for value in values] if kind else values
-    return ("、" if current_language() == "zh" else ", ").join(shown)
+    labelled = _LABELLER[0](values, kind) if _LABELLER and has_request_context() else None
+    return ("、" if current_language() == "zh" else ", ").join(labelled or values)
 
 
 def not_one_of(field: str, values: Iterable[Any], kind: str | None = None) -> FieldError:

@@ -11,6 +11,7 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
+from app.core import errors
 from app.core.i18n import LANGUAGES, current_language
 
 # kind -> value -> (Chinese, English); a kind's values are in its order.
@@ -582,3 +583,13 @@ def kind_listing(values: Iterable[Any]) -> str | None:
     wanted = {str(getattr(value, "value", value)) for value in values}
     kinds = [kind for kind, labels in LABELS.items() if wanted and wanted <= labels.keys()]
     return min(kinds, key=lambda kind: len(LABELS[kind]), default=None)
+
+
+def choice_labels(values: list[str], kind: str | None = None) -> list[str] | None:
+    """The labels of a choice's values in the current language (from `kind`, else from the kind that lists
+    them all), None when no kind does: how app.core.errors words "取值无效，可选：…"."""
+    kind = kind or kind_listing(values)
+    return [label(value, kind=kind) for value in values] if kind else None
+
+
+errors.use_labels(choice_labels)
