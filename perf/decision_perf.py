@@ -28,21 +28,18 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT_ROOT))
 
-from signing_perf import print_load, print_side_by_side, print_target, side_by_side  # noqa: E402 - perf/
-from sqlmodel import Session, SQLModel, col, select  # noqa: E402
+from signing_perf import demo_app, print_load, print_side_by_side, print_target, side_by_side  # noqa: E402 - perf/
+from sqlmodel import Session, col, select  # noqa: E402
 
 import app.models  # noqa: E402, F401 - registers every table
-from app import create_app  # noqa: E402
 from app.accounts import users  # noqa: E402
 from app.cases import cases, decisions  # noqa: E402
 from app.cases import decision_document as document  # noqa: E402
 from app.cases.decision_evidence import licence_blocks, open_findings  # noqa: E402
 from app.core import clock  # noqa: E402
-from app.core.config import Settings  # noqa: E402
 from app.credentials import report_exports as exports  # noqa: E402
 from app.models.provider import Offer, Provider  # noqa: E402
 from app.models.quotes import Quote  # noqa: E402
-from app.registry.demo import load_demo  # noqa: E402
 from app.reports.pdf import renderer_for_settings  # noqa: E402
 
 ANSWERS = PROJECT_ROOT / "examples" / "answers" / "distributed_training.json"
@@ -113,16 +110,10 @@ def main() -> None:
     print_load()
 
     with tempfile.TemporaryDirectory() as folder:
-        settings = Settings(
-            GPUVET_INSTANCE_PATH=Path(folder), DATABASE_URL=f"sqlite:///{folder}/perf.sqlite3"
-        )
-        flask_app = create_app(settings)
-        engine = flask_app.extensions["gpuvet.engine"]
-        SQLModel.metadata.create_all(engine)
+        flask_app, engine, settings = demo_app(folder)
         renderer = renderer_for_settings(settings)
         author = exports.Author(id=None, name="perf")
         with flask_app.app_context(), Session(engine, expire_on_commit=False) as session:
-            load_demo(session)
             decision_id = approved_decision(session)
 
             def export(signed: bool, language: str = "zh") -> tuple[float, bytes]:
