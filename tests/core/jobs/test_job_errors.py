@@ -7,6 +7,7 @@ import flask
 import pytest
 from flask_babel import force_locale
 
+import tests.core.jobs.kinds  # noqa: F401 - registers the test kinds (test.fail)
 from app.core import job_errors, jobs
 from app.core.errors import InvalidInput
 from app.models.jobs import JobState
