@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,16 +15,16 @@ from sqlmodel import Session, select
 
 import app.models  # noqa: F401 - registers every table
 from app.accounts import users
-from app.cases import cases
-from app.core import clock
+from app.cases import cases, quotes
 from app.core.audit import set_actor
 from app.models import Offer
-from app.models.quotes import Quote
 from app.registry import providers as provider_service
 from tests.api.conftest import provider_payload
 from tests.browser.seeded_app import serve_seeded
 from tests.browser.test_provider_flow import PASSWORD, TIMEOUT_MS, page  # noqa: F401 - the Chromium page fixture
 from tests.cases.conftest import example
+from tests.cases.test_quotes import quote_values
+from tests.credentials.credit.conftest import png_bytes
 
 pytestmark = pytest.mark.browser
 
@@ -48,18 +48,10 @@ def seed(session: Session) -> dict[str, Any]:
     case = cases.create_case(
         session, answers=example("offline_batch"), owner=cases.Actor(analyst.id, analyst.username)
     )
-    for position, offer in enumerate(offers):
-        session.add(
-            Quote(
-                case_id=case.id,
-                provider_id=offer.provider_id,
-                offer_id=offer.id,
-                received_via="email",
-                price_gpu_hour_cny=9.5 + position,
-                valid_until=clock.business_today() + timedelta(days=30),
-            )
-        )
-    session.commit()
+    entered_by = SimpleNamespace(id=analyst.id, username=analyst.username)
+    for position, offer in enumerate(offers):  # entered by hand with their scans, as the quote page does
+        values = quote_values(offer.id, price_gpu_hour_cny=str(9.5 + position))
+        quotes.create_quote(session, case_id=case.id, values=values, scan=png_bytes(), user=entered_by)
     return {"case": case.id, "offers": [offer.id for offer in offers]}
 
 
