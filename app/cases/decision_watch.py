@@ -20,11 +20,11 @@ from sqlmodel import Session, col, select
 from app.cases import decisions
 from app.core import clock
 from app.core.events import ChangesRecorded, DayStarted, subscribe
-from app.credentials.watch import EventDraft, store_events
+from app.credentials.watch import EventDraft, store_events, threshold_stage
 from app.models.decisions import Decision, DecisionCondition, DecisionState, RiskAcceptance
 from app.models.watch import ChangeEvent
 
-DUE_THRESHOLDS = (30, 7)  # days before a date: each crossed once, then "lapsed" on the day after
+DUE_THRESHOLDS = (30, 7)  # days before a date: each crossed once, then "expired" on the day after
 WATCHED_KIND = "approved_provider"  # the change events this module writes (never watched again)
 BAD_KINDS = {"finding_added", "severity_changed", "verdict_changed", "expiring", "expired"}
 BAD_SEVERITIES = {"blocker", "warning"}
@@ -113,14 +113,6 @@ def needs_reapproval(session: Session, decision: Decision, *, today: date | None
     return decisions.effective_state(decision, today, acceptances) == decisions.NEEDS_REAPPROVAL
 
 
-def _stage(days_left: int) -> str | None:
-    """'lapsed', the smallest threshold reached ('7', '30'), or None when none is."""
-    if days_left < 0:
-        return "lapsed"
-    reached = [threshold for threshold in sorted(DUE_THRESHOLDS) if days_left <= threshold]
-    return str(reached[0]) if reached else None
-
-
 KIND_NAMES = {
     "condition": ("条件", "condition"),
     "acceptance": ("风险接受", "risk acceptance"),
@@ -133,7 +125,17 @@ def _due_draft(item: DueItem, stage: str) -> EventDraft:
     number, due_on, days = item.decision_id, item.due_on, item.days_left
     subject = f"decision:{number}:{item.kind}:{item.record_id}"
     details = {"decision_id": number, "due_on": due_on.isoformat(), "days_left": days}
-    if stage == "lapsed":
+    if stage == "expired" and item.kind == "condition":  # overdue: the decision itself still holds
+        return EventDraft(
+            "decision_lapsed",
+            subject,
+            stage,
+            "warning",
+            f"采购决定 #{number} 的条件已于 {due_on} 到期，尚未完成：{item.text}",
+            f"Decision #{number}: the condition was due on {due_on} and is not met: {item.text}",
+            details,
+        )
+    if stage == "expired":
         return EventDraft(
             "decision_lapsed",
             subject,
@@ -158,7 +160,7 @@ def watch_due(session: Session, *, today: date) -> int:
     """Change events for due items that reached a threshold or lapsed; each stage once."""
     rows = []
     for item in due_items(session, today=today, horizon_days=max(DUE_THRESHOLDS)):
-        stage = _stage(item.days_left)
+        stage = threshold_stage(item.days_left, DUE_THRESHOLDS)
         if stage is None:
             continue
         draft = _due_draft(item, stage)

@@ -139,7 +139,7 @@ def record_check_changes(session: Session, run: CheckRun) -> int:
     )
 
 
-def _stage(days_left: int, thresholds: Sequence[int]) -> str | None:
+def threshold_stage(days_left: int, thresholds: Sequence[int]) -> str | None:
     """'expired', the smallest threshold already reached ('7', '30' ...), or None when none is."""
     if days_left < 0:
         return "expired"
@@ -207,7 +207,7 @@ def watch_expiry(session: Session, *, today: date, thresholds: Sequence[int] = E
     """Events for credentials that reached an expiry threshold or expired; each threshold once per date."""
     rows = []
     for kind, record_id, provider_id, label, expires_on in _expiring(session, today, max(thresholds)):
-        stage = _stage((expires_on - today).days, thresholds)
+        stage = threshold_stage((expires_on - today).days, thresholds)
         if stage is None:
             continue
         draft = _expiry_draft(f"{kind}:{record_id}", label, expires_on, today, stage)

@@ -100,6 +100,13 @@ def test_the_daily_watch_records_each_stage_once(session, approved):
     assert decision_watch.watch_due(session, today=TODAY) == 0  # the same day again: nothing new
     # Two days on, the 6 March condition is still in its 7-day stage; nothing new either.
     assert decision_watch.watch_due(session, today=TODAY + timedelta(days=2)) == 0
+    # On 7 March it is overdue: a warning that it is not met (the decision still holds; no re-approval).
+    assert decision_watch.watch_due(session, today=date(2027, 3, 7)) == 1
+    overdue = _events(session, "decision_lapsed")[-1]
+    assert (overdue.severity, overdue.message_zh) == (
+        "warning",
+        f"采购决定 #{number} 的条件已于 2027-03-06 到期，尚未完成：交付后复测内网带宽",
+    )
 
 
 def test_a_lapsed_acceptance_or_term_needs_reapproval(session, approved):
