@@ -13,7 +13,8 @@ from sqlmodel import select
 from app.api.openapi import build_document
 from app.cases import decisions as service
 from app.models.reports import ExportRecord
-from tests.cases.test_decisions import NAMES, actor, body, quote, world  # noqa: F401 - fixture (arranged)
+from tests.cases.test_decision_document import decided
+from tests.cases.test_decisions import NAMES, body, quote, world  # noqa: F401 - fixture (arranged)
 from tests.reports.conftest import needs_poppler, pdf_text, requires_poppler  # noqa: F401 - fixture
 
 
@@ -25,11 +26,7 @@ def arranged(request) -> dict[str, Any]:
 
 @needs_poppler
 def test_a_viewer_downloads_the_signed_document(app, session, arranged, token_for):
-    for index in range(3):
-        quote(session, arranged, index)
-    data = body(arranged, 2)
-    decision = service.propose(session, case_id=arranged["case"].id, data=data, actor=arranged["analyst"])
-    service.approve(session, decision_id=decision.id, actor=actor(arranged, "approver"))
+    decision = decided(session, arranged, 2)
     client, headers = app.test_client(), token_for("viewer")
     response = client.get(f"/api/v1/decisions/{decision.id}/pdf?lang=en", headers=headers)
     assert response.status_code == 200 and response.mimetype == "application/pdf"

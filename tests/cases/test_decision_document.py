@@ -38,15 +38,24 @@ def arranged(request) -> dict[str, Any]:
     return request.getfixturevalue("world")
 
 
-@pytest.fixture
-def approved(session, arranged) -> Any:
-    """Three quotes; the analyst proposes the first provider's offer; the approver approves it."""
+def decided(
+    session, arranged: dict[str, Any], chosen: int, *, approve: bool = True, comment: str = ""
+) -> Any:
+    """Three quotes; the analyst proposes provider `chosen`'s offer; the approver approves it if `approve`."""
     for index, price in enumerate((9.5, 12.0, 14.0)):
         quote(session, arranged, index, price=price)
-    data = body(arranged, 0)
+    data = body(arranged, chosen)
     decision = service.propose(session, case_id=arranged["case"].id, data=data, actor=arranged["analyst"])
+    if not approve:
+        return decision
     approver = actor(arranged, "approver")
-    return service.approve(session, decision_id=decision.id, actor=approver, comment="同意，按条件执行")
+    return service.approve(session, decision_id=decision.id, actor=approver, comment=comment)
+
+
+@pytest.fixture
+def approved(session, arranged) -> Any:
+    """The first provider's offer, proposed and approved with a comment."""
+    return decided(session, arranged, 0, comment="同意，按条件执行")
 
 
 def export(app, session, decision_id: int, language: str = "zh") -> ExportRecord:
@@ -93,19 +102,13 @@ def test_the_document_is_signed_even_with_report_signing_off(app, session, arran
 
 
 def test_a_proposed_decision_says_it_is_not_approved(app, session, arranged):
-    for index in range(3):
-        quote(session, arranged, index)
-    data = body(arranged, 1)
-    decision = service.propose(session, case_id=arranged["case"].id, data=data, actor=arranged["analyst"])
+    decision = decided(session, arranged, 1, approve=False)
     flat = "".join(pdf_text(export(app, session, decision.id).pdf_bytes).split())
     assert "本决定尚未批准" in flat and "尚未审批" in flat and NAMES[1] in flat
 
 
 def test_downloading_again_gives_the_same_numbered_file_until_the_decision_changes(app, session, arranged):
-    for index in range(3):
-        quote(session, arranged, index)
-    data = body(arranged, 2)
-    decision = service.propose(session, case_id=arranged["case"].id, data=data, actor=arranged["analyst"])
+    decision = decided(session, arranged, 2, approve=False)
     renderer = renderer_for_settings(app.config["GPUVET_SETTINGS"])
 
     def download(language: str = "zh") -> ExportRecord:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from sqlmodel import select
 
-from app.cases import decisions as service
 from app.core.limits import MAX_ID
 from app.models.reports import ExportRecord
-from tests.cases.test_decisions import NAMES, actor, body, quote, world  # noqa: F401 - fixture (arranged)
+from tests.cases.test_decision_document import decided
+from tests.cases.test_decisions import NAMES, body, quote, world  # noqa: F401 - fixture (arranged)
 from tests.reports.conftest import needs_poppler, pdf_text, requires_poppler  # noqa: F401 - fixture
 from tests.reports.test_signing import requires_pdfsig  # noqa: F401 - fixture
 
@@ -33,11 +33,7 @@ def runner(app):
 @needs_poppler
 @pytest.mark.usefixtures("requires_pdfsig")
 def test_export_writes_the_signed_document(runner, session, arranged, tmp_path):
-    for index in range(3):
-        quote(session, arranged, index)
-    data = body(arranged, 1)
-    decision = service.propose(session, case_id=arranged["case"].id, data=data, actor=arranged["analyst"])
-    service.approve(session, decision_id=decision.id, actor=actor(arranged, "approver"))
+    decision = decided(session, arranged, 1)
     output = tmp_path / "decision.pdf"
     result = runner.invoke(args=["decision", "export", str(decision.id), "-o", str(output), "--lang", "en"])
     assert result.exit_code == 0, result.output
