@@ -171,8 +171,8 @@ def test_pagination_keeps_filters(login, make_provider):
         ({"sort": "price"}, "sort"),
     ],
 )
-def test_invalid_parameters_are_named_not_500(login, catalogue, params, field):
-    with pytest.raises(InvalidInput) as refused:
+def test_invalid_parameters_are_named_not_500(app, login, catalogue, params, field):
+    with app.test_request_context("/"), pytest.raises(InvalidInput) as refused:  # as a page words it
         provider_list.parse_query(params)
     expected = [error.message for error in refused.value.errors if error.field == field]
     assert expected
