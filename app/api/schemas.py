@@ -21,6 +21,10 @@ class ErrorItem(BaseModel):
 
     field: str = Field(description='出错的字段，如 "offers[0].gpus_per_node"；"" 表示整个请求')
     message: str = Field(description="说明，只用一种语言：会话所选，否则按 Accept-Language (one language)")
+    accepted: list[str] | None = Field(
+        default=None,
+        description="取值不在可选范围内时可接受的取值，按请求的写法 (a choice's accepted values, as sent)",
+    )
 
 
 class ErrorResponse(BaseModel):
