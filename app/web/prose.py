@@ -1,9 +1,9 @@
 """Knowledge texts as people read them: commands and identifiers set as code, Chinese terms marked as Chinese.
 
-The advice, FAQ and checklist texts name tools (ping, fio, all_reduce_perf), options (write_size_mib) and,
-in English, official Chinese terms an analyst must look for on a licence (互联网资源协作服务, 合字). Setting
-the former in <code> and marking the latter lang="zh" keeps each page in one language for reader and
-screen reader alike, without rewording the texts.
+The advice, FAQ and checklist texts name tools (ping, fio, all_reduce_perf) and options (write_size_mib):
+they are set in <code>. English texts say their terms in English (MLPS, not 等保); what Chinese is left in
+them is data, such as a licence number's province character, and is marked lang="zh" for screen readers
+(the page sweep still counts it as Chinese unless it is registry data).
 """
 
 from __future__ import annotations
