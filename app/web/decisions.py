@@ -19,6 +19,7 @@ from app.core import clock
 from app.core.db import get_session
 from app.core.errors import FieldError, ServiceError
 from app.core.i18n import current_language
+from app.core.limits import parse_id
 from app.core.vocabulary import label
 from app.credentials.report_exports import Author
 from app.models.decisions import Decision, DecisionState
@@ -28,6 +29,7 @@ from app.web import bp
 from app.web.missing import or_404
 
 CONDITION_ROWS = 3  # blank condition rows the form offers (more after a post that filled them all)
+MAX_CONDITION_ROWS = 50  # as many as a decision may carry (app.cases.decisions.DecisionIn)
 CANDIDATES = 5  # leading eligible offers offered besides the quoted ones
 ACTIONS = {
     "approve": service.approve,
@@ -122,11 +124,7 @@ def _rows(form: Any, prefix: str, names: tuple[str, ...], count: int) -> list[di
 def _posted(form: Any, findings: list[dict[str, Any]]) -> tuple[dict[str, Any], list[int]]:
     """The service's input from the form: blank condition rows left out, an acceptance for each finding row
     with a reason or a date; and the finding of each acceptance (to put its errors on its row)."""
-    count = (
-        min(int(form.get("condition_rows") or CONDITION_ROWS), 50)
-        if form.get("condition_rows", "").isdigit()
-        else CONDITION_ROWS
-    )
+    count = parse_id(form.get("condition_rows"), MAX_CONDITION_ROWS) or CONDITION_ROWS
     conditions = [
         {"text": row["text"], "due_on": row["due_on"] or None}
         for row in _rows(form, "condition_", ("text", "due_on"), count)
@@ -233,10 +231,9 @@ def decision_new(case_id: int) -> Any:
     session = get_session()
     case = or_404(case_service.get_case, case_id=case_id)
     if request.method == "GET":
-        source = None
-        if request.args.get("from", "").isdigit():
-            source = session.get(Decision, int(request.args["from"]))
-            source = source if source is not None and source.case_id == case_id else None
+        earlier = parse_id(request.args.get("from"))
+        source = session.get(Decision, earlier) if earlier is not None else None
+        source = source if source is not None and source.case_id == case_id else None
         conditions = (
             [
                 {"text": c.text, "due_on": c.due_on.isoformat() if c.due_on else ""}

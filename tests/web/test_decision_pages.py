@@ -248,3 +248,15 @@ def test_an_approved_decision_past_its_term_says_it_needs_approving_again(app, s
         case_page = signed_in(app, "analyst-user").get(f"/cases/{arranged['case'].id}").get_data(as_text=True)
     assert 'id="needs-reapproval"' in page and "须重新审批" in page
     assert "须重新审批" in case_page.split('id="decisions"', 1)[1]
+
+
+@pytest.mark.parametrize("odd", ["9" * 5000, "²", "-1", "0", "abc", "99999999999999999999"])
+def test_odd_row_counts_and_earlier_decisions_never_give_500(app, session, arranged, odd):
+    for index in range(3):
+        quote(session, arranged, index)
+    url = f"/cases/{arranged['case'].id}/decisions/new"
+    analyst = signed_in(app, "analyst-user")
+    assert analyst.get(f"{url}?from={odd}").status_code == 200
+    refused = analyst.post(url, data=form(arranged, 0, condition_rows=odd, scope=""))
+    assert refused.status_code == 422 and field_error(refused.get_data(as_text=True), "scope")
+    assert 'value="交付后 30 天内复测内网带宽"' in refused.get_data(as_text=True)  # row 0 still read
