@@ -14,7 +14,7 @@ from typing import Any
 from app.advice.facts import SOURCE_LABELS, Measurement, OfferFacts, ProviderFacts
 from app.advice.figure_names import figure_name
 from app.advice.knowledge import load
-from app.advice.numbers import fmt, tidy
+from app.advice.numbers import fmt, tidy, zh_unit
 from app.advice.requirements import Needs, network_constants
 from benchmarks.compare import model_key
 
@@ -364,7 +364,7 @@ def _measurement_evidence(
         "run_id": measured.run_id,
         "measured_on": day,
         "origin": measured.origin,
-        "message_zh": f"{name}：{figure_zh} {shown} {measured.unit}（{zh}{run_zh}）{goal_zh}",
+        "message_zh": f"{name}：{figure_zh} {shown}{zh_unit(measured.unit)}（{zh}{run_zh}）{goal_zh}",
         "message_en": f"{name}: {figure_en} {shown} {measured.unit} ({en}{run_en}){goal_en}",
         "link": measured.link,
     }

@@ -9,7 +9,7 @@ from typing import Any
 
 from app.advice.facts import SOURCE_LABELS
 from app.advice.knowledge import assumptions
-from app.advice.numbers import fmt
+from app.advice.numbers import fmt, zh_unit
 from app.advice.ranked import Ranking
 from app.advice.ranking.assessment import Assessment
 from app.advice.ranking.figures import best, storage_figures
@@ -153,7 +153,7 @@ def _gap_texts(code: str, gap: Gap, source: str | None) -> tuple[str, str]:
     zh_src = f"（{src_zh}）" if src_zh else ""
     en_src = f" {src_en}" if src_en else ""
     return (
-        f"{zh_label}：{have}{unit}{zh_src}，要求 {need}",
+        f"{zh_label}：{have}{zh_unit(gap.unit)}{zh_src}，要求 {need}",
         f"{en_label} {have}{unit}{en_src} vs {need} needed",
     )
 
@@ -163,7 +163,7 @@ def _relax_texts(code: str, gap: Gap, count: int) -> tuple[str, str]:
     to_zh = to_en = ""
     if gap.higher_is_better is not None and gap.have is not None:
         unit = "" if gap.unit == "CNY/month" else f" {gap.unit}"
-        to_zh = f"放宽到 {_shown(gap.have, gap.unit)}{unit}"
+        to_zh = f"放宽到 {_shown(gap.have, gap.unit)}{'' if gap.unit == 'CNY/month' else zh_unit(gap.unit)}"
         to_zh, to_en = f"（{to_zh}）", f" to {_shown(gap.have, gap.unit)}{unit}"
     return (
         f"放宽“{step_zh}”这一答案{to_zh}可让 {count} 个套餐入选",

@@ -31,6 +31,12 @@ def fmt(value: float | int | None, digits: int = 3) -> str:
     return text
 
 
+def zh_unit(unit: str) -> str:
+    """A figure's unit after a number in Chinese text, with its leading space: GPUs are 卡 (no English plural
+    on a Chinese page); Gbps, MB/s and the like are written the same in both languages."""
+    return " 卡" if unit == "GPUs" else (f" {unit}" if unit else "")
+
+
 def hours_text(seconds: float, lang: str) -> str:
     """A duration in the unit people think in: seconds, minutes, hours or days."""
     if seconds < 120:

@@ -109,6 +109,7 @@ def test_gpus_tick_against_the_claim_and_the_evidence_names_run_and_date():
     assert (
         "run #7, 2026-05-20, uploaded" in evidence["message_en"] and "required >= 8" in evidence["message_en"]
     )
+    assert "GPU 数量 4 卡（" in evidence["message_zh"] and "GPUs" not in evidence["message_zh"]
     assert gpu_entry(full).status == checklist.PASSED
 
 
