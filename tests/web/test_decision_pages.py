@@ -184,6 +184,11 @@ def test_return_needs_a_comment_and_a_viewer_may_only_read(app, session, arrange
     assert approver.post(f"{url}/decide", data={"action": "return", "comment": "补充报价"}).status_code == 302
     session.refresh(decision)
     assert decision.state == DecisionState.returned
+    returned = signed_in(app, "analyst-user").get(url).get_data(as_text=True)
+    assert (
+        "补充报价" in returned
+        and f'href="/cases/{arranged["case"].id}/decisions/new?from={decision.id}"' in returned
+    )
 
 
 def test_the_pdf_link_hands_out_the_signed_export(app, session, arranged):
