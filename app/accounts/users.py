@@ -18,7 +18,7 @@ from app.accounts import passwords
 from app.core import clock
 from app.core.clock import aware
 from app.core.db import insert_new_rows
-from app.core.errors import Conflict, InvalidInput, NotFound
+from app.core.errors import Conflict, InvalidInput, NotFound, not_one_of
 from app.models import ApiToken, User
 from app.models.enums import Role
 from app.models.user import AccountNotice
@@ -45,7 +45,7 @@ def create_user(session: Session, *, username: str, password: str, role: str) ->
     if not 2 <= len(username) <= 60:
         raise InvalidInput(_("用户名须为 2-60 个字符"), field="username")
     if role not in {r.value for r in Role}:
-        raise InvalidInput(_("角色须为 admin、approver、analyst 或 viewer"), field="role")
+        raise InvalidInput([not_one_of("role", Role)])
     passwords.check_policy(password, username=username)
     if session.exec(select(User).where(User.username == username)).first():
         raise Conflict(_("用户 %(name)s 已存在", name=username), field="username")
@@ -209,7 +209,7 @@ def update_user(
     if user is None:
         raise NotFound(_("用户 %(name)s 不存在", name=user_id), field="id")
     if role is not None and role not in {r.value for r in Role}:
-        raise InvalidInput(_("角色须为 admin、approver、analyst 或 viewer"), field="role")
+        raise InvalidInput([not_one_of("role", Role)])
     demotes = role is not None and role != Role.admin and user.role == Role.admin
     deactivates = active is False and user.active
     if (demotes or deactivates) and user.id == acting_id:
