@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import annotated_types
 import sqlalchemy as sa
-from flask import current_app, has_app_context
+from flask import current_app, g, has_app_context, has_request_context
 from flask_babel import gettext as _
 from pydantic import SecretStr
 from sqlmodel import Session, select
@@ -69,10 +69,15 @@ def _engine() -> sa.Engine | None:
 
 
 def stored_values(engine: sa.Engine | None = None, *, fresh: bool = False) -> dict[str, Any]:
-    """The edited values by name (cached for CACHE_S seconds per database)."""
+    """The edited values by name: read once per request, else cached for CACHE_S seconds per database."""
     engine = engine or _engine()
     if engine is None:
         return {}
+    if has_request_context() and not fresh:  # a request reads them once, whatever the clock says
+        memo = g.setdefault("gpuvet_runtime_settings", {})
+        if engine not in memo:
+            memo[engine] = stored_values(engine, fresh=True)
+        return memo[engine]
     cached = _cache.get(engine)
     if cached and not fresh and time.monotonic() - cached[0] < CACHE_S:
         return cached[1]
@@ -85,6 +90,13 @@ def stored_values(engine: sa.Engine | None = None, *, fresh: bool = False) -> di
     values = {name: value for name, value in rows if name in EDITABLE}
     _cache[engine] = (time.monotonic(), values)
     return values
+
+
+def forget() -> None:
+    """Drop what was read, so the next reading sees the edit (this request's and the process's)."""
+    _cache.clear()
+    if has_request_context():
+        g.pop("gpuvet_runtime_settings", None)
 
 
 def effective(settings: Any = None, engine: sa.Engine | None = None) -> Any:
@@ -170,7 +182,7 @@ def save(session: Session, name: str, raw: str, *, by: str = "") -> RuntimeSetti
     row.value, row.updated_by_name, row.updated_at = value, by[:60], clock.now()
     session.add(row)
     session.commit()
-    _cache.clear()
+    forget()
     return row
 
 
@@ -183,7 +195,7 @@ def reset(session: Session, name: str) -> bool:
         return False
     session.delete(row)
     session.commit()
-    _cache.clear()
+    forget()
     return True
 
 

@@ -103,6 +103,8 @@ def assert_error_shape(response, status: int) -> list[dict[str, str]]:
     body = response.get_json()
     assert set(body) == {"errors"} and body["errors"], body
     for error in body["errors"]:
-        assert set(error) == {"field", "message"}
+        assert set(error) in ({"field", "message"}, {"field", "message", "accepted"}), error
         assert isinstance(error["field"], str) and error["message"]
+        if "accepted" in error:  # a choice error: the values accepted, as the request writes them
+            assert error["accepted"] and all(isinstance(value, str) for value in error["accepted"]), error
     return body["errors"]

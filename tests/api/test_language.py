@@ -79,10 +79,14 @@ def test_questionnaire_answers_errors_in_one_language(api, tokens, lang):
     _assert_one_language(messages, lang)
     if lang == "zh":
         assert messages["compute.nodes"] == "多机分布式训练至少 2 个节点"
-        assert messages["model.target_step_seconds"] == "必填项：估算所需内网带宽需要目标步长"
+        step = "必填项：估算所需内网带宽需要目标步长；不知道就勾选“不确定”"
+        assert messages["model.target_step_seconds"] == step
     else:
         assert messages["compute.nodes"] == "distributed training needs at least 2 nodes"
-        step = "required: the target step time sizes the intranet bandwidth"
+        step = (
+            "required: the step time is needed to work out the intranet bandwidth;"
+            ' if you do not know it, tick "not sure"'
+        )
         assert messages["model.target_step_seconds"] == step
 
 
