@@ -1,7 +1,8 @@
 """The demo's procurement path to its end: three quotes for the demo case and one approved decision.
 
-Made once (found by the demo case's decision), by two fictional accounts that cannot log in: the analyst
-who enters the quotes and proposes, and the approver who approves (four eyes). The leading eligible offers
+Made once (found by the demo case's decision) by two fictional accounts that cannot log in (random passwords
+nobody knows; inactive once the decision is made): the analyst who enters the quotes and proposes, and the
+approver who approves (four eyes). The leading eligible offers
 of three different providers are quoted; the best one is chosen, and each of its open findings is accepted
 for 60 days with a condition to re-measure the intranet after delivery. On a fresh demo load this is
 decision #1.
@@ -44,14 +45,17 @@ def demo_scan(label: str) -> bytes:
 
 
 def _account(session: Session, name: str, role: str) -> User:
-    """A demo account that cannot log in (inactive, random password nobody knows)."""
+    """A demo account with a random password nobody knows (made inactive once the demo decision is made)."""
     user = session.exec(select(User).where(User.username == name)).first()
-    if user is None:
-        user = users.create_user(session, username=name, password=secrets.token_urlsafe(24), role=role)
+    return user or users.create_user(session, username=name, password=secrets.token_urlsafe(24), role=role)
+
+
+def _deactivate(session: Session, *accounts: User) -> None:
+    """The demo accounts did their part: nobody can log in as them."""
+    for user in accounts:
         user.active = False
         session.add(user)
-        session.commit()
-    return user
+    session.commit()
 
 
 def _leading_offers(session: Session, case_id: int) -> list[int]:
@@ -142,4 +146,5 @@ def load_demo_decision(session: Session, *, case_id: int, today: date) -> tuple[
         actor=cases.Actor(approver.id, approver.username),
         comment="演示数据：同意，按条件复测。",
     )
+    _deactivate(session, analyst, approver)
     return int(approved.id or 0), True
