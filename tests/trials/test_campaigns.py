@@ -240,7 +240,7 @@ def test_campaign_page_shows_figures_chart_and_verdict(session: Session, server,
         soup = BeautifulSoup(html, "html.parser")
         assert soup.select_one("#verdict")["data-verdict"] == "fail"
         assert verdict in soup.select_one("#verdict").get_text() and demo in html
-        assert "70%" in soup.select_one("#verdict").get_text()  # the threshold in words, not its setting's key
+        assert "70%" in soup.select_one("#verdict").get_text()  # the threshold as a figure, not its key
         assert "peak_min_share" not in html and "benchmarks.yaml" not in html
         peak = soup.select_one('#figures tr[data-kind="peak"]')
         assert peak.select_one(".count").get_text() == "12"
