@@ -123,37 +123,21 @@ KIND_NAMES = {
 def _due_draft(item: DueItem, stage: str) -> EventDraft:
     zh, en = KIND_NAMES[item.kind]
     number, due_on, days = item.decision_id, item.due_on, item.days_left
+    if stage != "expired":
+        kind, severity = "decision_due", "warning" if int(stage) <= 7 else "info"
+        message_zh = f"采购决定 #{number} 的{zh}将于 {due_on} 到期（还剩 {days} 天）：{item.text}"
+        message_en = f"Decision #{number}: the {en} is due on {due_on} ({days} days left): {item.text}"
+    elif item.kind == "condition":  # overdue: the decision itself still holds
+        kind, severity = "decision_lapsed", "warning"
+        message_zh = f"采购决定 #{number} 的条件已于 {due_on} 到期，尚未完成：{item.text}"
+        message_en = f"Decision #{number}: the condition was due on {due_on} and is not met: {item.text}"
+    else:
+        kind, severity = "decision_lapsed", "blocker"
+        message_zh = f"采购决定 #{number} 的{zh}已于 {due_on} 到期，需重新审批：{item.text}"
+        message_en = f"Decision #{number}: the {en} lapsed on {due_on}; re-approval needed: {item.text}"
     subject = f"decision:{number}:{item.kind}:{item.record_id}"
     details = {"decision_id": number, "due_on": due_on.isoformat(), "days_left": days}
-    if stage == "expired" and item.kind == "condition":  # overdue: the decision itself still holds
-        return EventDraft(
-            "decision_lapsed",
-            subject,
-            stage,
-            "warning",
-            f"采购决定 #{number} 的条件已于 {due_on} 到期，尚未完成：{item.text}",
-            f"Decision #{number}: the condition was due on {due_on} and is not met: {item.text}",
-            details,
-        )
-    if stage == "expired":
-        return EventDraft(
-            "decision_lapsed",
-            subject,
-            stage,
-            "blocker",
-            f"采购决定 #{number} 的{zh}已于 {due_on} 到期，需重新审批：{item.text}",
-            f"Decision #{number}: the {en} lapsed on {due_on}; re-approval needed: {item.text}",
-            details,
-        )
-    return EventDraft(
-        "decision_due",
-        subject,
-        stage,
-        "warning" if int(stage) <= 7 else "info",
-        f"采购决定 #{number} 的{zh}将于 {due_on} 到期（还剩 {days} 天）：{item.text}",
-        f"Decision #{number}: the {en} is due on {due_on} ({days} days left): {item.text}",
-        details,
-    )
+    return EventDraft(kind, subject, stage, severity, message_zh, message_en, details)
 
 
 def watch_due(session: Session, *, today: date) -> int:
