@@ -81,7 +81,7 @@ def test_more_menu_holds_the_admin_links_and_marks_the_current_one(site, browser
         menu = page.locator("#nav-more .dropdown-menu")
         expect(menu).to_be_visible()
         expect(menu.locator("a.dropdown-item")).to_have_text(
-            ["后台任务", "导入/导出", "问卷邀请", "用户管理"]
+            ["后台任务", "导入/导出", "问卷邀请", "用户管理", "系统设置"]
         )
         expect(menu.locator("a.dropdown-item.active")).to_have_text("后台任务")
         menu.locator("a", has_text="用户管理").click()
