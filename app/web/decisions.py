@@ -86,8 +86,8 @@ def _offer_choices(session: Any, case_id: int) -> tuple[dict[str, Any], list[dic
         if a.offer.id not in choices and len(choices) < len(quotes["columns"]) + CANDIDATES:
             choices[a.offer.id] = {
                 "offer_id": a.offer.id,
-                "provider_id": a.offer.provider_id,
-                "name": f"{a.offer.provider.legal_name} · {a.offer.name or a.offer.gpu_model}",
+                "provider_id": a.offer.provider.id,
+                "name": f"{a.offer.provider.name} · {a.offer.name or a.offer.gpu_model}",
                 "quoted": False,
                 "expired": False,
             }
