@@ -15,7 +15,7 @@ from sqlmodel import Session, col, select
 
 from app.cases import cases
 from app.cases import decisions as service
-from app.cases.quote_comparison import comparison
+from app.cases.quote_comparison import report_comparison
 from app.core import clock
 from app.credentials import report_exports as exports
 from app.models.decisions import Decision
@@ -48,44 +48,13 @@ DECISION_FIELDS = (
     "evidence_sha256",
     "snapshot_sha256",
 )
+
+
 # What an offer dict of the comparison keeps in the document (the page's dicts carry much more).
-OFFER_KEYS = ("offer_id", "provider_name", "offer_name", "gpu_model", "gpus_per_node", "verdict")
-VERDICT_KEYS = ("level", "level_zh", "level_en", "label_zh", "label_en")
-
-
-def _verdict(offer: dict[str, Any] | None) -> dict[str, Any] | None:
-    verdict = (offer or {}).get("verdict")
-    return {key: verdict.get(key) for key in VERDICT_KEYS} if isinstance(verdict, dict) else None
-
-
-def _offer(offer: dict[str, Any] | None) -> dict[str, Any] | None:
-    if offer is None:
-        return None
-    return {**{key: offer.get(key) for key in OFFER_KEYS}, "verdict": _verdict(offer)}
-
-
 def _comparison(session: Session, decision: Decision, today: date) -> dict[str, Any]:
     """The case's quote comparison as the case page shows it now, the chosen offers' columns marked."""
     advice = cases.advise_case(session, case_id=decision.case_id, today=today)
-    found = comparison(session, case_id=decision.case_id, advice=advice)
-    chosen = set(decision.offer_ids)
-    columns = [
-        {
-            "quote": column["quote"],
-            "offer": _offer(column["offer"]),
-            "useful": {key: value for key, value in column["useful"].items() if key != "missing"},
-            "chosen": column["quote"]["offer_id"] in chosen,
-        }
-        for column in found["columns"]
-    ]
-    verdicts = {c["quote"]["offer_id"]: c["offer"]["verdict"] for c in columns if c["offer"]}
-    return {
-        "columns": columns,
-        "rows": list(found["rows"]),
-        "valid_providers": found["valid_providers"],
-        "single_source": found["single_source"],
-        "verdicts": verdicts,
-    }
+    return report_comparison(session, case_id=decision.case_id, advice=advice, chosen=decision.offer_ids)
 
 
 def chosen_offers(session: Session, decision: Decision, verdicts: dict[int, Any]) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ useful GPU-hour at the figures the advice judges the offer on; whether a single 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from flask_babel import gettext as _
@@ -115,4 +116,45 @@ def comparison(
         "rows": QUOTE_ROWS,
         "valid_providers": len(valid),
         "single_source": len(valid) < COMPARED_PROVIDERS,
+    }
+
+
+# What a report keeps of a column's offer and its verdict (the inputs are stored with the export).
+OFFER_KEYS = ("offer_id", "provider_name", "offer_name", "gpu_model", "gpus_per_node", "verdict")
+VERDICT_KEYS = ("level", "level_zh", "level_en", "label_zh", "label_en")
+
+
+def _report_verdict(offer: dict[str, Any] | None) -> dict[str, Any] | None:
+    verdict = (offer or {}).get("verdict")
+    return {key: verdict.get(key) for key in VERDICT_KEYS} if isinstance(verdict, dict) else None
+
+
+def _report_offer(offer: dict[str, Any] | None) -> dict[str, Any] | None:
+    if offer is None:
+        return None
+    return {**{key: offer.get(key) for key in OFFER_KEYS}, "verdict": _report_verdict(offer)}
+
+
+def report_comparison(
+    session: Any, *, case_id: int, advice: Advice, chosen: Iterable[int] = ()
+) -> dict[str, Any]:
+    """The comparison as a report stores it (case report, decision document); `chosen` offers marked."""
+    found = comparison(session, case_id=case_id, advice=advice)
+    picked = set(chosen)
+    columns = [
+        {
+            "quote": column["quote"],
+            "offer": _report_offer(column["offer"]),
+            "useful": {key: value for key, value in column["useful"].items() if key != "missing"},
+            "chosen": column["quote"]["offer_id"] in picked,
+        }
+        for column in found["columns"]
+    ]
+    verdicts = {c["quote"]["offer_id"]: c["offer"]["verdict"] for c in columns if c["offer"]}
+    return {
+        "columns": columns,
+        "rows": list(found["rows"]),
+        "valid_providers": found["valid_providers"],
+        "single_source": found["single_source"],
+        "verdicts": verdicts,
     }

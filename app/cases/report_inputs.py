@@ -8,6 +8,7 @@ from typing import Any
 from sqlmodel import Session
 
 from app.cases import cases
+from app.cases.quote_comparison import report_comparison
 from app.reports.sources import plain, source
 
 CASE_SCHEMA = "gpuvet-case-report/1"
@@ -37,6 +38,7 @@ def case_inputs(session: Session, *, case_id: int, today: date) -> dict[str, Any
         ),
         "answers": plain(case.answers),
         "advice": plain(advice.to_dict(limit=CASE_REPORT_OFFERS)),
+        "comparison": plain(report_comparison(session, case_id=case.id, advice=advice)),
     }
 
 

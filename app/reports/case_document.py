@@ -6,6 +6,7 @@ from typing import Any
 
 from app.advice import questionnaire
 from app.reports.charts import Series, bar_chart
+from app.reports.decision_document import comparison_tables
 from app.reports.document import figures, fmt_number, when_text
 from app.reports.labels import Labels
 
@@ -21,6 +22,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("requirements", "sec_requirements"),
     ("ranking", "sec_ranking"),
     ("excluded", "sec_excluded"),
+    ("quotes", "sec_quotes"),
     ("checklist", "sec_case_checklist"),
     ("faq", "sec_faq"),
     ("appendix", "sec_case_appendix"),
@@ -169,6 +171,8 @@ def case_context(inputs: dict[str, Any], meta: dict[str, Any], language: str) ->
         "more_ranked": _unlisted(summary.get("eligible"), eligible, MAX_RANKED),
         "excluded": excluded[:MAX_EXCLUDED],
         "more_excluded": _unlisted(summary.get("excluded"), excluded, MAX_EXCLUDED),
+        "comparison": inputs.get("comparison") or {},
+        "comparison_tables": comparison_tables(inputs.get("comparison") or {}, labels),
         "checklist": advice.get("checklist") or [],
         "faq": advice.get("faq") or [],
         "assumptions": advice.get("assumptions") or [],

@@ -270,6 +270,7 @@ TEXT: dict[str, tuple[str, str]] = {
     "sec_requirements": ("需求推算", "Requirements"),
     "sec_ranking": ("候选套餐排名", "Ranked offers"),
     "sec_excluded": ("排除的套餐", "Excluded offers"),
+    "sec_quotes": ("比价表", "Quote comparison"),
     "sec_case_checklist": ("检查清单", "Checklist"),
     "sec_faq": ("常见问题", "Questions and answers"),
     "sec_case_appendix": ("附录：假设与数据来源", "Appendix: assumptions and sources"),

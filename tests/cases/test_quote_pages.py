@@ -156,3 +156,22 @@ def test_a_viewer_cannot_enter_a_quote(login, demo_loaded, training_case):
     )
     assert response.status_code == 403
     assert demo_loaded.exec(select(Quote)).all() == []
+
+
+def test_the_case_report_carries_the_comparison(demo_loaded, training_case):
+    from app.credentials import report_exports as reports
+
+    first, second = _offers(demo_loaded, 2)
+    _quote(demo_loaded, training_case, first, price_gpu_hour_cny="11.8")
+    _quote(demo_loaded, training_case, second, price_gpu_hour_cny="9.5")
+    names = dict(demo_loaded.exec(select(Provider.id, Provider.legal_name)).all())
+    author = reports.Author(None, "测试")
+    html = reports.case_report_html(demo_loaded, case_id=training_case, language="zh", author=author)
+    section = html.split('<section id="quotes">', 1)[1].split("</section>", 1)[0]
+    assert "5 比价表" in section and section.count('class="comparison-table"') == 1
+    assert names[first.provider_id] in section and names[second.provider_id] in section
+    assert "11.8" in section and "9.5" in section and "每有效卡时价格（元）" in section
+    assert "有效报价的供应商不足三家（2 家）" in section  # two providers: a single source must be justified
+    assert "<h2>6 检查清单</h2>" in html and '<a href="#quotes">' in html  # numbered, and in the contents
+    english = reports.case_report_html(demo_loaded, case_id=training_case, language="en", author=author)
+    assert "5 Quote comparison" in english and "Price per useful GPU-hour (CNY)" in english
