@@ -15,7 +15,7 @@ from flask_login import current_user
 
 from app.accounts.auth import has_role, role_required
 from app.core.db import get_session
-from app.core.errors import ServiceError
+from app.core.errors import ServiceError, accepted
 from app.models.enums import Role
 from app.notify import dispatch as notify_dispatch
 from app.notify import watches as notifications
@@ -34,6 +34,7 @@ FIELDS = {
     "webhook_id": _l("回调地址"),
 }
 SCOPES = ("personal", "global")
+SCOPE_LABELS = {"personal": _l("个人（我关注的供应商）"), "global": _l("全局（全部变化）")}
 
 
 def _field(name: str) -> Any:
@@ -108,7 +109,7 @@ def provider_watch(provider_id: int) -> Any:
     session = get_session()
     action = request.form.get("action", "watch")
     if action not in ("watch", "unwatch"):
-        flash(_("action 取值无效，可选：watch, unwatch"), "danger")
+        flash(_("无法识别的操作：只能关注或取消关注"), "danger")
     else:
         try:
             if action == "watch":
@@ -132,8 +133,8 @@ def webhook_create() -> Any:
     form = {key: request.form.get(key, "") for key in ("url", "description", "scope")}
     scope = form["scope"] or "personal"
     if scope not in SCOPES or (scope == "global" and not _is_admin()):
-        allowed = ", ".join(SCOPES if _is_admin() else SCOPES[:1])
-        message = _("取值无效，可选：%(expected)s", expected=allowed)
+        allowed = [SCOPE_LABELS[name] for name in (SCOPES if _is_admin() else SCOPES[:1])]
+        message = _("取值无效，可选：%(expected)s", expected=accepted(str(label) for label in allowed))
         return _page(errors=[f"{_field('scope')}: {message}"], form=form, status=422)
     session = get_session()
     try:

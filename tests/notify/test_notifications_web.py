@@ -94,6 +94,10 @@ def test_settings_page_email_webhooks_test_button_and_delivery_log(notify_app, s
     assert refused.status_code == 422 and "回调网址: " in _text(refused.get_data(as_text=True))
     not_admin = client.post("/notifications/webhooks", data={"url": hooks.url, "scope": "global"})
     assert not_admin.status_code == 422 and "范围: " in _text(not_admin.get_data(as_text=True))
+    assert "可选：个人（我关注的供应商）" in _text(not_admin.get_data(as_text=True))  # the choice's words
+    assert "personal" not in _text(not_admin.get_data(as_text=True))
+    odd = client.post("/providers/1/watch", data={"action": "stare"}, follow_redirects=True)
+    assert "无法识别的操作：只能关注或取消关注" in odd.get_data(as_text=True)
     created = client.post("/notifications/webhooks", data={"url": hooks.url, "description": "飞书群"})
     html = created.get_data(as_text=True)
     secret = re.search(r'id="webhook-secret-value">([^<]+)<', html).group(1)
