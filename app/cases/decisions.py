@@ -17,7 +17,7 @@ from datetime import date, datetime
 from typing import Annotated, Any
 
 from flask_babel import gettext as _
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, ValidationError
 from sqlalchemy.orm import object_session
 from sqlmodel import Session, col, select
 
@@ -61,8 +61,10 @@ def _clean(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
-Text = Annotated[str, BeforeValidator(_clean), Field(min_length=1, max_length=MAX_TEXT)]
-OptionalText = Annotated[str, BeforeValidator(_clean), Field(max_length=MAX_TEXT)]
+# The length constraints come before the cleaning validator so that pydantic judges them as a string's
+# ("at least 1 character"), not as a collection's ("at least 1 item").
+Text = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT), BeforeValidator(_clean)]
+OptionalText = Annotated[str, StringConstraints(max_length=MAX_TEXT), BeforeValidator(_clean)]
 
 
 class ConditionIn(BaseModel):
