@@ -33,6 +33,8 @@ from urllib3.exceptions import ConnectTimeoutError, NewConnectionError
 from urllib3.util import connection as urllib3_connection
 from urllib3.util.retry import Retry
 
+from benchmarks.messages import Message
+from benchmarks.messages import message as _
 from scrapers import charset
 from scrapers.addresses import AddressPolicy, AddressRefused, ResolveFailed
 from scrapers.addresses import block_reason as block_reason  # re-exported for callers and tests
@@ -102,10 +104,11 @@ class Unreachable(ConnectionFailed):
 
     code = "unreachable"
 
-    def __init__(self, message: str, *, reason: str, url: str = "") -> None:
+    def __init__(self, message: str, *, reason: str, url: str = "", said: Message | None = None) -> None:
         super().__init__(message, url=url)
         self.reason = reason  # "dns", "refused" or "network"
         self.code = f"unreachable_{reason}"
+        self.said = said  # the message as its id and values, worded in each reader's language by the app
 
 
 # Why a host could not be reached, as told to the analyst (zh, en).
@@ -116,14 +119,23 @@ UNREACHABLE_HINTS = {
 }
 
 
+UNREACHABLE_WHY = {"dns": _("域名无法解析"), "refused": _("连接被拒绝"), "network": _("网络不可达")}
+
+
 def unreachable(url: str, reason: str) -> Unreachable:
-    """An Unreachable error for url with a bilingual message naming the cause and what to do."""
+    """An Unreachable error for url naming the cause and what to do: bilingual as text (logs, CLI), and as a
+    message id with values (`said`) for a page to word in its reader's language."""
     zh, en = UNREACHABLE_HINTS[reason]
     return Unreachable(
         f"本机无法连接 {url}（{zh}）：请检查代理/网络，或手工查询后记录结果 "
         f"(this machine cannot reach {url}: {en}; check the proxy/network, or record the lookup by hand)",
         reason=reason,
         url=url,
+        said=_(
+            "本机无法连接 %(url)s（%(why)s）：请检查代理/网络，或手工查询后记录结果",
+            url=url,
+            why=UNREACHABLE_WHY[reason],
+        ),
     )
 
 

@@ -19,6 +19,7 @@ from babel.support import Translations
 from flask_babel import gettext as _
 
 from app.core.errors import ServiceError
+from benchmarks.messages import Message
 
 TRANSLATIONS = Path(__file__).resolve().parent.parent / "translations"
 _PLACEHOLDER = re.compile(r"%\((\w+)\)[-#0 +]*\d*(?:\.\d+)?([sdifr])|%%")
@@ -99,9 +100,20 @@ def recognise(text: str, language: str, depth: int = 0) -> dict[str, Any] | None
     return None
 
 
+def _stored(message: Message) -> dict[str, Any]:
+    """A Message as stored parts keep it: its id and values, values that are messages kept the same way."""
+    values = message.values.items()
+    params = {name: _stored(value) if isinstance(value, Message) else value for name, value in values}
+    return {"msgid": message.msgid, "params": params}
+
+
 def error_parts(exc: BaseException, language: str) -> list[dict[str, Any]] | None:
     """A service error's messages as message ids and values (with their fields), or None when none of them
-    is known: what the job stores to word its error in each reader's language."""
+    is known: what the job stores to word its error in each reader's language. An error that carries its
+    message as an id and values (`said`, e.g. a host this machine cannot reach) keeps exactly that."""
+    said = getattr(exc, "said", None)
+    if isinstance(said, Message):
+        return [{"field": "", **_stored(said)}]
     if not isinstance(exc, ServiceError):
         return None
     parts = [

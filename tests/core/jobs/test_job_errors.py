@@ -79,3 +79,27 @@ def test_a_crash_keeps_its_text(app, session, immediate_jobs):
     assert "error" not in (job.progress or {})
     with app.test_request_context("/"), force_locale("en"):
         assert jobs.error_text(job) == "ValueError: boom 7"
+
+
+def test_a_host_this_machine_cannot_reach_is_worded_in_one_language(app):
+    from scrapers.http import unreachable
+
+    error = unreachable("https://beian.example", "dns")
+    assert "(this machine cannot reach" in str(error)  # the text for logs and the CLI stays bilingual
+    parts = job_errors.error_parts(error, "zh")
+    assert parts == [
+        {
+            "field": "",
+            "msgid": "本机无法连接 %(url)s（%(why)s）：请检查代理/网络，或手工查询后记录结果",
+            "params": {"url": "https://beian.example", "why": {"msgid": "域名无法解析", "params": {}}},
+        }
+    ]
+    with app.test_request_context("/"), force_locale("zh"):
+        chinese = job_errors.render(parts)
+    with app.test_request_context("/"), force_locale("en"):
+        english = job_errors.render(parts)
+    assert (
+        chinese == "本机无法连接 https://beian.example（域名无法解析）：请检查代理/网络，或手工查询后记录结果"
+    )
+    assert english.startswith("This machine cannot reach https://beian.example (")
+    assert "本机" not in english and "this machine" not in chinese
