@@ -78,9 +78,9 @@ def joined(sentences: Iterable[str]) -> str:
     return ("；" if current_language() == "zh" else "; ").join(sentences)
 
 
-def finding_key(finding: Any) -> str:
+def finding_key(rule_id: str, subject: str) -> str:
     """A finding named as re-checks keep it: its rule and subject."""
-    return f"{finding.rule_id}:{finding.subject}" if finding.subject else finding.rule_id
+    return f"{rule_id}:{subject}" if subject else rule_id
 
 
 # What the evidence keeps of a finding: what a re-check that found the same keeps the same.
@@ -226,8 +226,8 @@ def _provider_changes(before: dict[str, Any], now: dict[str, Any] | None) -> lis
                 new=_verdict(now["verdict"]),
             )
         )
-    old = {finding_key(_Named(item)): item for item in before["findings"]}
-    new = {finding_key(_Named(item)): item for item in now["findings"]}
+    old = {finding_key(item["rule_id"], item["subject"]): item for item in before["findings"]}
+    new = {finding_key(item["rule_id"], item["subject"]): item for item in now["findings"]}
     for key in sorted(new.keys() - old.keys()):
         out.append(
             _(
@@ -253,14 +253,6 @@ def _provider_changes(before: dict[str, Any], now: dict[str, Any] | None) -> lis
     if before["name"] != now["name"]:
         out.append(_("供应商名称由 %(old)s 改为 %(new)s", old=before["name"], new=now["name"]))
     return out
-
-
-class _Named:
-    """A finding dict read as finding_key reads a StoredFinding."""
-
-    def __init__(self, item: dict[str, Any]) -> None:
-        self.rule_id = item["rule_id"]
-        self.subject = item["subject"]
 
 
 def _offer_changes(before: dict[str, Any], now: dict[str, Any] | None) -> list[str]:

@@ -26,9 +26,9 @@ from app.cases.decision_evidence import (
     is_licence_block,
     joined,
     open_findings_of,
-    valid_quotes,
 )
 from app.cases.quote_comparison import COMPARED_PROVIDERS
+from app.cases.quotes import is_expired
 from app.core.errors import FieldError, InvalidInput, ServiceError
 from app.core.i18n import current_language
 from app.models import Offer, Provider
@@ -100,11 +100,11 @@ def _offers(
 def _quotes_behind(offers: list[Offer], quotes: list[Quote], today: date) -> list[int]:
     """The valid quotes of the chosen providers; a provider whose every quote expired is refused."""
     providers = {offer.provider_id for offer in offers}
-    valid = [quote for quote in quotes if quote.provider_id in providers and quote.valid_until >= today]
+    valid = [quote for quote in quotes if quote.provider_id in providers and not is_expired(quote, today)]
     backed = {quote.provider_id for quote in valid}
     errors = []
     for index, offer in enumerate(offers):
-        expired = [q for q in quotes if q.provider_id == offer.provider_id and q.valid_until < today]
+        expired = [q for q in quotes if q.provider_id == offer.provider_id and is_expired(q, today)]
         if offer.provider_id not in backed and expired:
             last = max(quote.valid_until for quote in expired)
             errors.append(
@@ -182,7 +182,7 @@ def _acceptances(entry: Any, findings: dict[int, StoredFinding], today: date) ->
             _(
                 "#%(id)s %(rule)s（%(message)s）",
                 id=finding.id,
-                rule=finding_key(finding),
+                rule=finding_key(finding.rule_id, finding.subject),
                 message=finding.message(current_language()),
             )
             for finding in uncovered
@@ -203,7 +203,7 @@ def check_proposal(session: Session, *, case: ProcurementCase, entry: Any, today
     quotes = list(session.exec(select(Quote).where(Quote.case_id == case.id).order_by(col(Quote.id))))
     offers = _offers(session, case, offer_ids, quotes)
     quote_ids = _quotes_behind(offers, quotes, today)
-    _single_source(entry, valid_quotes(session, case.id, today))  # type: ignore[arg-type]
+    _single_source(entry, [quote for quote in quotes if not is_expired(quote, today)])  # loaded above
     provider_ids = sorted({offer.provider_id for offer in offers})
     findings = open_findings_of(session, provider_ids)
     first_offer = {}

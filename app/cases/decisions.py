@@ -334,7 +334,7 @@ def approve(session: Session, *, decision_id: int, actor: Actor, comment: Any = 
                     "risk_acceptances",
                     _(
                         "风险接受 %(finding)s 已于 %(day)s 到期，请重新提议",
-                        finding=finding_key(acceptance),
+                        finding=finding_key(acceptance.rule_id, acceptance.subject),
                         day=acceptance.until.isoformat(),
                     ),
                 )

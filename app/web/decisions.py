@@ -109,7 +109,7 @@ def _findings(session: Any, offers: list[dict[str, Any]]) -> list[dict[str, Any]
                     "red_flag": finding.red_flag,
                     "blocks": evidence.is_licence_block(finding),
                     "message": finding.message(current_language()),
-                    "key": evidence.finding_key(finding),
+                    "key": evidence.finding_key(finding.rule_id, finding.subject),
                 }
             )
     return rows
