@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,6 @@ from babel.support import Translations
 from flask_babel import gettext as _
 
 from app.core.errors import ServiceError
-from benchmarks.messages import Message
 
 TRANSLATIONS = Path(__file__).resolve().parent.parent / "translations"
 _PLACEHOLDER = re.compile(r"%\((\w+)\)[-#0 +]*\d*(?:\.\d+)?([sdifr])|%%")
@@ -100,10 +100,17 @@ def recognise(text: str, language: str, depth: int = 0) -> dict[str, Any] | None
     return None
 
 
-def _stored(message: Message) -> dict[str, Any]:
+def _is_message(value: Any) -> bool:
+    """A benchmarks.messages.Message (a msgid and its values), duck-typed as app.core.i18n.localized reads
+    one, so that this lowest layer imports nothing above it."""
+    values = getattr(value, "values", None)
+    return isinstance(getattr(value, "msgid", None), str) and isinstance(values, Mapping)
+
+
+def _stored(message: Any) -> dict[str, Any]:
     """A Message as stored parts keep it: its id and values, values that are messages kept the same way."""
     values = message.values.items()
-    params = {name: _stored(value) if isinstance(value, Message) else value for name, value in values}
+    params = {name: _stored(value) if _is_message(value) else value for name, value in values}
     return {"msgid": message.msgid, "params": params}
 
 
@@ -112,7 +119,7 @@ def error_parts(exc: BaseException, language: str) -> list[dict[str, Any]] | Non
     is known: what the job stores to word its error in each reader's language. An error that carries its
     message as an id and values (`said`, e.g. a host this machine cannot reach) keeps exactly that."""
     said = getattr(exc, "said", None)
-    if isinstance(said, Message):
+    if _is_message(said):
         return [{"field": "", **_stored(said)}]
     if not isinstance(exc, ServiceError):
         return None
