@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 
 from app.accounts import users
 from app.cases import cases, decision_evidence, decisions, quotes
+from app.cases.quote_requests import leading_offer_ids
 from app.models import Offer, User
 from app.models.decisions import Decision
 
@@ -56,18 +57,6 @@ def _deactivate(session: Session, *accounts: User) -> None:
         user.active = False
         session.add(user)
     session.commit()
-
-
-def _leading_offers(session: Session, case_id: int) -> list[int]:
-    """The first eligible offer of each of the leading providers, best first."""
-    ranked = cases.advise_case(session, case_id=case_id).ranked
-    chosen: dict[int, int] = {}
-    for row in ranked.eligible_rows:
-        offer = ranked.table.offers[int(row)]
-        chosen.setdefault(offer.provider.id, offer.id)
-        if len(chosen) == QUOTED_PROVIDERS:
-            break
-    return list(chosen.values())
 
 
 def _choosable(session: Session, offer_ids: list[int]) -> tuple[int, list[Any]]:
@@ -109,7 +98,7 @@ def load_demo_decision(session: Session, *, case_id: int, today: date) -> tuple[
         return existing, False
     analyst = _account(session, DEMO_ANALYST, "analyst")
     approver = _account(session, DEMO_APPROVER, "approver")
-    offer_ids = _leading_offers(session, case_id)
+    offer_ids = leading_offer_ids(cases.advise_case(session, case_id=case_id), QUOTED_PROVIDERS)
     for offer_id, price in zip(offer_ids, PRICES, strict=False):
         quotes.create_quote(
             session,
